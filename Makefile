@@ -1,0 +1,41 @@
+# Two entry points: `make demo` and `make test`. Each creates .venv when missing and installs
+# the core, the first-party plugins and every extra; a stamp keeps re-runs fast.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PLUGINS := $(wildcard plugins/*/pyproject.toml)
+
+.PHONY: demo test lint typecheck pytest bench install clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(STAMP): $(BIN)/python pyproject.toml $(PLUGINS)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]' $(foreach p,$(dir $(PLUGINS)),-e ./$(p))
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m charter.demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check framework plugins tests benchmarks
+	$(BIN)/ruff format --check framework plugins tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy framework/charter plugins/charter-zh/charter_zh
+
+pytest: $(STAMP)
+	$(BIN)/lint-imports
+	$(BIN)/python -m pytest
+
+test: lint typecheck pytest
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_check.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -1,0 +1,106 @@
+"""Built-in repairs, registered through the same hook a third-party plugin uses."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from charter.hookspecs import hookimpl
+from charter.protocols import Extractor, Repair, RepairArg, RepairInput
+
+
+def _one_string(args: Sequence[RepairArg]) -> str:
+    if len(args) == 1 and args[0].kind == "string":
+        return ""
+    return "expects one string, e.g. append \"（请遵医嘱）\""
+
+
+class Append:
+    name = "append"
+
+    def check_args(self, args: Sequence[RepairArg], extractors: Mapping[str, Extractor]) -> str:
+        return _one_string(args)
+
+    def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
+        extra = str(args[0].value)
+        return rin.text if rin.text.endswith(extra) else rin.text + extra
+
+
+class Prepend:
+    name = "prepend"
+
+    def check_args(self, args: Sequence[RepairArg], extractors: Mapping[str, Extractor]) -> str:
+        return _one_string(args).replace("append", "prepend")
+
+    def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
+        extra = str(args[0].value)
+        return rin.text if rin.text.startswith(extra) else extra + rin.text
+
+
+class Replace:
+    """``replace "最低价" with "优惠价"`` or ``replace ["最便宜", "最低价"] with "实惠"``.
+
+    Only the occurrences the failing rule reported are replaced, so an excused occurrence
+    (``不能保证`` under ``unless preceded by``) survives.
+    """
+
+    name = "replace"
+
+    def check_args(self, args: Sequence[RepairArg], extractors: Mapping[str, Extractor]) -> str:
+        ok = (
+            len(args) == 3
+            and args[0].kind in ("string", "strings")
+            and args[1] == RepairArg("name", "with")
+            and args[2].kind == "string"
+        )
+        return "" if ok else 'expects: replace "term" with "text" or replace ["a", "b"] with "text"'
+
+    def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
+        terms = args[0].value if args[0].kind == "strings" else (args[0].value,)
+        new = str(args[2].value)
+        spans = [s for s in rin.spans if rin.text[s[0] : s[1]] in terms]
+        if not spans:
+            text = rin.text
+            for term in sorted(terms, key=len, reverse=True):
+                text = text.replace(term, new)
+            return text
+        out, last = [], 0
+        for start, end in sorted(set(spans)):
+            if start < last:
+                continue
+            out.append(rin.text[last:start])
+            out.append(new)
+            last = end
+        out.append(rin.text[last:])
+        return "".join(out)
+
+
+class Reformat:
+    """``reformat money``: rewrite the offending items in the extractor's canonical form."""
+
+    name = "reformat"
+
+    def check_args(self, args: Sequence[RepairArg], extractors: Mapping[str, Extractor]) -> str:
+        if len(args) != 1 or args[0].kind != "name":
+            return "expects one extractor name, e.g. reformat money"
+        if args[0].value not in extractors:
+            return f"unknown extractor '{args[0].value}'"
+        return ""
+
+    def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
+        extractor = rin.extractors[str(args[0].value)]
+        items = rin.items or extractor.extract(rin.text)
+        out, last = [], 0
+        for item in sorted(items, key=lambda i: i.start):
+            new = extractor.canonical(item)
+            if new is None or item.start < last:
+                continue
+            out.append(rin.text[last : item.start])
+            out.append(new)
+            last = item.end
+        out.append(rin.text[last:])
+        return "".join(out)
+
+
+@hookimpl
+def charter_register_repairs() -> Sequence[Repair]:
+    return [Append(), Prepend(), Replace(), Reformat()]

@@ -1,0 +1,276 @@
+"""One Diagnostic type for every layer: YAML, schema, DSL, compile and plugin problems.
+
+Codes are stable: tests, editors and CI annotations key on them. Each code is listed in
+``CODES`` with a one-line summary, and ``docs/diagnostics.md`` is checked against it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class Severity(enum.StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    """A point (and optional end) in a source file; line and column are 1-based."""
+
+    path: str
+    line: int = 0
+    col: int = 0
+    end_line: int = 0
+    end_col: int = 0
+
+    def __str__(self) -> str:
+        if self.line:
+            return f"{self.path}:{self.line}:{self.col}"
+        return self.path
+
+
+CODES: Mapping[str, str] = {
+    # reading files
+    "CH001": "YAML syntax error",
+    "CH002": "tab character used for indentation",
+    "CH003": "duplicate key in a mapping",
+    "CH004": "file or directory not found or unreadable",
+    # shape of a pack file (JSON Schema)
+    "CH010": "value has the wrong type",
+    "CH011": "required key is missing",
+    "CH012": "unknown key (ignored)",
+    "CH013": "value is not allowed here",
+    # composing packs
+    "CH020": "unknown extends target",
+    "CH021": "cycle in extends",
+    "CH022": "rule id defined twice",
+    "CH023": "rule overrides an inherited rule without override: true",
+    "CH024": "override: true but there is nothing to override",
+    "CH025": "a plugin the pack requires is not installed",
+    "CH026": "the pack requires another Charter version",
+    # pack test cases
+    "CH030": "test case names an unknown rule",
+    "CH031": "test case expectation cannot hold",
+    # the rule DSL
+    "CH100": "DSL syntax error",
+    "CH101": "unknown subject",
+    "CH102": "unknown extractor",
+    "CH103": "unknown predicate",
+    "CH104": "unknown repair",
+    "CH105": "invalid regular expression",
+    "CH106": "type error in an expression",
+    "CH107": "wrong arguments for a predicate or repair",
+    "CH108": "unknown pack constant",
+    # whole-rule analysis
+    "CH110": "rule requires and forbids the same thing",
+    "CH111": "rule can never fire",
+    # plugins and internal
+    "CH200": "a plugin failed to load or misbehaved",
+    "CH900": "internal error",
+}
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    location: Location
+    hint: str = ""
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"unregistered diagnostic code {self.code!r}")
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def sort_key(self) -> tuple[str, int, int, str, str]:
+        loc = self.location
+        return (loc.path, loc.line, loc.col, self.code, self.message)
+
+    def headline(self) -> str:
+        return f"{self.location}: {self.code} {self.message}"
+
+    def as_dict(self) -> dict[str, Any]:
+        loc = self.location
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "message": self.message,
+            "hint": self.hint,
+            "path": loc.path,
+            "line": loc.line,
+            "col": loc.col,
+            "end_line": loc.end_line,
+            "end_col": loc.end_col,
+        }
+
+
+def error(code: str, message: str, location: Location, hint: str = "") -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, message, location, hint)
+
+
+def warning(code: str, message: str, location: Location, hint: str = "") -> Diagnostic:
+    return Diagnostic(code, Severity.WARNING, message, location, hint)
+
+
+class DiagnosticError(Exception):
+    """Raised where a layer cannot go on; carries every problem found so far."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = tuple(diagnostics)
+        super().__init__("\n".join(d.headline() for d in self.diagnostics))
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """A hint naming the closest candidate, or listing the few there are."""
+    pool = sorted(set(candidates))
+    close = difflib.get_close_matches(name, pool, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    if pool and len(pool) <= 12:
+        return "expected one of: " + ", ".join(pool)
+    return ""
+
+
+def sort_diagnostics(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    seen: set[Diagnostic] = set()
+    unique = []
+    for d in diagnostics:
+        if d not in seen:
+            seen.add(d)
+            unique.append(d)
+    return sorted(unique, key=Diagnostic.sort_key)
+
+
+@dataclass
+class SourceCache:
+    """Source texts by path, so a renderer can show the offending line."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+
+    def line(self, path: str, line: int) -> str | None:
+        if path not in self.texts:
+            try:
+                self.texts[path] = Path(path).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                self.texts[path] = ""
+        lines = self.texts[path].splitlines()
+        if 1 <= line <= len(lines):
+            return lines[line - 1]
+        return None
+
+
+def _display_width(text: str) -> int:
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def render_text(diagnostics: Sequence[Diagnostic], sources: SourceCache | None = None) -> str:
+    """``path:line:col: CODE message``, the source line, a caret under the column, the hint.
+
+    The caret is placed by display width so that it sits under the right character even after
+    full-width CJK text.
+    """
+    sources = sources or SourceCache()
+    out: list[str] = []
+    for d in diagnostics:
+        label = "" if d.is_error else " (warning)"
+        out.append(f"{d.headline()}{label}")
+        loc = d.location
+        src = sources.line(loc.path, loc.line) if loc.line else None
+        if src is not None:
+            src = src.expandtabs(1)
+            prefix = src[: max(loc.col - 1, 0)]
+            width = 1
+            if loc.end_line == loc.line and loc.end_col > loc.col:
+                width = max(_display_width(src[loc.col - 1 : loc.end_col - 1]), 1)
+            out.append(f"    {src}")
+            out.append("    " + " " * _display_width(prefix) + "^" * width)
+        if d.hint:
+            out.append(f"    hint: {d.hint}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_json(diagnostics: Sequence[Diagnostic]) -> str:
+    return json.dumps([d.as_dict() for d in diagnostics], ensure_ascii=False, indent=2) + "\n"
+
+
+def _gh_escape(text: str, *, prop: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def render_github(diagnostics: Sequence[Diagnostic]) -> str:
+    """GitHub Actions workflow commands, which annotate the pull request's diff."""
+    out = []
+    for d in diagnostics:
+        kind = "error" if d.is_error else "warning"
+        loc = d.location
+        props = [f"file={_gh_escape(loc.path, prop=True)}"]
+        if loc.line:
+            props += [f"line={loc.line}", f"col={loc.col}"]
+        props.append(f"title={d.code}")
+        message = d.message + (f" ({d.hint})" if d.hint else "")
+        out.append(f"::{kind} {','.join(props)}::{_gh_escape(message)}")
+    return "\n".join(out) + ("\n" if out else "")
+
+
+def render_sarif(diagnostics: Sequence[Diagnostic], tool_version: str) -> str:
+    """SARIF 2.1.0, for code-scanning dashboards."""
+    used = sorted({d.code for d in diagnostics})
+    rules = [
+        {"id": code, "shortDescription": {"text": CODES[code]}, "helpUri": "docs/diagnostics.md"}
+        for code in used
+    ]
+    results = []
+    for d in diagnostics:
+        loc = d.location
+        region: dict[str, int] = {}
+        if loc.line:
+            region = {"startLine": loc.line, "startColumn": loc.col}
+            if loc.end_line:
+                region |= {"endLine": loc.end_line, "endColumn": loc.end_col}
+        physical: dict[str, Any] = {"artifactLocation": {"uri": loc.path}}
+        if region:
+            physical["region"] = region
+        text = d.message + (f" (hint: {d.hint})" if d.hint else "")
+        results.append(
+            {
+                "ruleId": d.code,
+                "ruleIndex": used.index(d.code),
+                "level": "error" if d.is_error else "warning",
+                "message": {"text": text},
+                "locations": [{"physicalLocation": physical}],
+            }
+        )
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "charter",
+                        "version": tool_version,
+                        "informationUri": "https://pypi.org/project/charter/",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

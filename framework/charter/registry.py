@@ -1,0 +1,34 @@
+"""What the plugins registered, as one immutable value the compiler and the engine read."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from charter.protocols import Extractor, Predicate, Repair
+
+
+def _frozen(d: Mapping[str, object] | None = None) -> Mapping[str, object]:
+    return MappingProxyType(dict(d or {}))
+
+
+@dataclass(frozen=True)
+class Registry:
+    extractors: Mapping[str, Extractor] = field(default_factory=dict)
+    predicates: Mapping[str, Predicate] = field(default_factory=dict)
+    repairs: Mapping[str, Repair] = field(default_factory=dict)
+    # plugin name -> distribution version, for `requires.plugins` and the compile cache key
+    plugins: Mapping[str, str] = field(default_factory=dict)
+
+    def fingerprint(self) -> str:
+        """Changes whenever what is registered changes, so cached compilations go stale."""
+        parts = [
+            *(f"x:{n}:{type(e).__module__}.{type(e).__qualname__}" for n, e in
+              sorted(self.extractors.items())),
+            *(f"p:{n}:{type(p).__module__}" for n, p in sorted(self.predicates.items())),
+            *(f"r:{n}:{type(r).__module__}" for n, r in sorted(self.repairs.items())),
+            *(f"d:{n}={v}" for n, v in sorted(self.plugins.items())),
+        ]
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

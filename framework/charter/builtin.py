@@ -88,7 +88,11 @@ class Reformat:
 
     def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
         extractor = rin.extractors[str(args[0].value)]
-        items = rin.items or extractor.extract(rin.text)
+        items = extractor.extract(rin.text)
+        blamed = {(i.start, i.end) for i in rin.items}
+        if blamed:
+            # only what the failing rule blamed: an amount already right keeps its spelling
+            items = tuple(i for i in items if (i.start, i.end) in blamed)
         out, last = [], 0
         for item in sorted(items, key=lambda i: i.start):
             new = extractor.canonical(item)
@@ -101,6 +105,23 @@ class Reformat:
         return "".join(out)
 
 
+class Annotate:
+    """``annotate "（请自行核实）"``: insert the text right after each item the rule blamed."""
+
+    name = "annotate"
+
+    def check_args(self, args: Sequence[RepairArg], extractors: Mapping[str, Extractor]) -> str:
+        return _one_string(args).replace("append", "annotate")
+
+    def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
+        note = str(args[0].value)
+        text = rin.text
+        for end in sorted({i.end for i in rin.items}, reverse=True):
+            if not text.startswith(note, end):
+                text = text[:end] + note + text[end:]
+        return text
+
+
 @hookimpl
 def charter_register_repairs() -> Sequence[Repair]:
-    return [Append(), Prepend(), Replace(), Reformat()]
+    return [Append(), Prepend(), Replace(), Reformat(), Annotate()]

@@ -1,0 +1,412 @@
+"""The last compile stage: a checked AST becomes plain Python closures.
+
+Closures are built from the AST (not from text), so a compiled pack loaded from the disk cache
+rebuilds them without the parser. Each leaf knows its polarity (under an odd number of ``not``)
+so that, when a rule fails and the engine asks for evidence, only what made it fail is recorded:
+the banned term found, the amount without a twin.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any
+
+import regex
+
+from charter.compile.env import Env, lookup
+from charter.dsl import ast as A
+from charter.protocols import Item, Predicate, as_decimal
+
+Test = Callable[[Env], bool]
+ValueFn = Callable[[Env], Any]
+TextFn = Callable[[Env], str]
+ItemTest = Callable[[Env, Item, str, str], bool]
+
+CONTEXT_ROOTS = ("context", "goal", "skill", "memory", "args")
+DEFAULT_NEAR = 20
+
+_CMP: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def regex_flags(flags: str) -> int:
+    table = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL,
+             "x": regex.VERBOSE, "a": regex.ASCII, "u": 0}
+    out = regex.V0
+    for f in flags:
+        out |= table[f]
+    return out
+
+
+def compile_regex(node: A.Regex) -> regex.Pattern[str]:
+    return regex.compile(node.pattern, regex_flags(node.flags))
+
+
+def normalise(value: Any) -> Any:
+    """Context values as the DSL sees them: numbers are Decimals, the rest as JSON gives them."""
+    if isinstance(value, bool) or value is None or isinstance(value, str | Decimal):
+        return value
+    if isinstance(value, int | float):
+        return Decimal(str(value))
+    return value
+
+
+def compare(op: str, left: Any, right: Any) -> bool:
+    """Total comparison: a missing value or mismatched types never raise."""
+    if left is None or right is None:
+        return op == "!=" and left is not right
+    if isinstance(left, bool) or isinstance(right, bool):
+        if not (isinstance(left, bool) and isinstance(right, bool)):
+            return op == "!="
+        return op in ("==", "!=") and _CMP[op](left, right)
+    if isinstance(left, Decimal) != isinstance(right, Decimal):
+        left_n, right_n = as_decimal(left), as_decimal(right)
+        if left_n is None or right_n is None:
+            return op == "!="
+        left, right = left_n, right_n
+    try:
+        return _CMP[op](left, right)
+    except TypeError:
+        return op == "!="
+
+
+class Builder:
+    def __init__(
+        self,
+        literal_ids: Mapping[str, int],
+        constants: Mapping[str, Any],
+        predicates: Mapping[str, Predicate],
+    ) -> None:
+        self.ids = literal_ids
+        self.constants = constants
+        self.predicates = predicates
+
+    # ---- subjects and values ----------------------------------------------------------------
+
+    def subject(self, path: A.Path) -> tuple[str, TextFn]:
+        root = path.root.text
+        if root == "output":
+            return "output", lambda env: env.output
+        if root == "input":
+            return "input", lambda env: env.input
+        parts = path.parts if root == "context" else (root, *path.parts)
+
+        def text(env: Env) -> str:
+            v = lookup(env.context, parts)
+            return v if isinstance(v, str) else ("" if v is None else str(v))
+
+        return path.dotted(), text
+
+    def value(self, node: A.Value) -> ValueFn:
+        if isinstance(node, A.Num | A.Str | A.Bool):
+            const = node.value
+            return lambda env: const
+        if isinstance(node, A.Path):
+            root = node.root.text
+            if root == "pack":
+                const = normalise(lookup(self.constants, node.parts))
+                return lambda env: const
+            if root in ("output", "input"):
+                return self.subject(node)[1]
+            parts = node.parts if root == "context" else (root, *node.parts)
+            return lambda env: normalise(lookup(env.context, parts))
+        if isinstance(node, A.Len):
+            _, text = self.subject(node.subject)
+            return lambda env: Decimal(len(text(env)))
+        if isinstance(node, A.Count):
+            key, text = self.subject(node.subject)
+            name = node.extractor.text
+            return lambda env: Decimal(len(env.items(name, key, text(env))))
+        if isinstance(node, A.Neg):
+            inner = self.value(node.operand)
+
+            def neg(env: Env) -> Any:
+                v = inner(env)
+                return -v if isinstance(v, Decimal) else None
+
+            return neg
+        if isinstance(node, A.Arith):
+            left, right = self.value(node.left), self.value(node.right)
+            sign = 1 if node.op == "+" else -1
+
+            def arith(env: Env) -> Any:
+                a, b = as_decimal(left(env)), as_decimal(right(env))
+                return None if a is None or b is None else a + sign * b
+
+            return arith
+        raise TypeError(f"not a value: {node!r}")
+
+    # ---- expressions ------------------------------------------------------------------------
+
+    def expr(self, node: A.Expr, negated: bool = False) -> Test:
+        method = getattr(self, "_" + type(node).__name__.lower())
+        return method(node, negated)  # type: ignore[no-any-return]
+
+    def _and(self, node: A.And, negated: bool) -> Test:
+        parts = tuple(self.expr(i, negated) for i in node.items)
+        return lambda env: all(p(env) for p in parts)
+
+    def _or(self, node: A.Or, negated: bool) -> Test:
+        parts = tuple(self.expr(i, negated) for i in node.items)
+        return lambda env: any(p(env) for p in parts)
+
+    def _not(self, node: A.Not, negated: bool) -> Test:
+        inner = self.expr(node.item, not negated)
+        return lambda env: not inner(env)
+
+    def _contains(self, node: A.Contains, negated: bool) -> Test:
+        key, text_of = self.subject(node.subject)
+        ids = tuple(self.ids[t] for t in node.terms.values)
+        excuse = _excuser(node.unless)
+        mode = node.mode
+
+        def occurrences(env: Env, text: str, lid: int) -> list[tuple[int, int]]:
+            occ = env.hits(key, text).get(lid)
+            if not occ or excuse is None:
+                return occ or []
+            return [o for o in occ if not excuse(text, o)]
+
+        def test(env: Env) -> bool:
+            text = text_of(env)
+            if mode == "all":
+                found = [occurrences(env, text, lid) for lid in ids]
+                result = all(found)
+            else:
+                found = []
+                result = False
+                for lid in ids:
+                    occ = occurrences(env, text, lid)
+                    if occ:
+                        found.append(occ)
+                        result = True
+                        if not env.collect:
+                            break
+            if env.collect and result == negated:
+                for occ in found:
+                    env.spans.extend(occ)
+            return result
+
+        return test
+
+    def _matches(self, node: A.Matches, negated: bool) -> Test:
+        _, text_of = self.subject(node.subject)
+        pattern = compile_regex(node.regex)
+
+        def test(env: Env) -> bool:
+            m = pattern.search(text_of(env))
+            if env.collect and m is not None and negated:
+                env.spans.append(m.span())
+            return m is not None
+
+        return test
+
+    def _mentions(self, node: A.Mentions, negated: bool) -> Test:
+        key, text_of = self.subject(node.subject)
+        name = node.extractor.text
+        near = (self._adjacent("near", node.near.target, node.near.within, key)
+                if node.near else None)
+
+        def test(env: Env) -> bool:
+            text = text_of(env)
+            items = env.items(name, key, text)
+            if near is not None:
+                items = tuple(i for i in items if near(env, i, text, key))
+            if env.collect and items and negated:
+                env.witnesses.extend(items)
+                env.spans.extend((i.start, i.end) for i in items)
+            return bool(items)
+
+        return test
+
+    def _quantified(self, node: A.Quantified, negated: bool) -> Test:
+        key, text_of = self.subject(node.subject)
+        name = node.extractor.text
+        pred = self.item(node.pred, key)
+        quant = node.quant
+
+        def test(env: Env) -> bool:
+            text = text_of(env)
+            items = env.items(name, key, text)
+            if not env.collect:
+                if quant == "every":
+                    return all(pred(env, i, text, key) for i in items)
+                if quant == "some":
+                    return any(pred(env, i, text, key) for i in items)
+                return not any(pred(env, i, text, key) for i in items)
+            sat = [i for i in items if pred(env, i, text, key)]
+            unsat = [i for i in items if not pred(env, i, text, key)]
+            result = (not unsat) if quant == "every" else bool(sat) if quant == "some" else not sat
+            if result == negated:
+                blame = {"every": unsat if not negated else items,
+                         "some": sat, "no": sat if not negated else []}[quant]
+                env.witnesses.extend(blame)
+                env.spans.extend((i.start, i.end) for i in blame)
+            return result
+
+        return test
+
+    def _compare(self, node: A.Compare, negated: bool) -> Test:
+        left, right, op = self.value(node.left), self.value(node.right), node.op
+        return lambda env: compare(op, left(env), right(env))
+
+    def _member(self, node: A.Member, negated: bool) -> Test:
+        value, terms = self.value(node.value), frozenset(node.terms.values)
+
+        def test(env: Env) -> bool:
+            v = value(env)
+            return isinstance(v, str) and v in terms
+
+        return test
+
+    def _call(self, node: A.Call, negated: bool) -> Test:
+        pred = self.predicates[node.name.text]
+        subject = node.args[0]
+        assert isinstance(subject, A.Path)
+        _, text_of = self.subject(subject)
+        args: list[Any] = []
+        for a in node.args[1:]:
+            if isinstance(a, A.Terms):
+                args.append(a.values)
+            elif isinstance(a, A.Regex):
+                args.append(compile_regex(a))
+            elif isinstance(a, A.Path):
+                args.append(lookup(self.constants, a.parts) if a.root.text == "pack" else a)
+            else:
+                args.append(a.value)
+        frozen = tuple(args)
+        return lambda env: bool(pred(text_of(env), *frozen))
+
+    # ---- item predicates --------------------------------------------------------------------
+
+    def item(self, node: A.ItemPred, key: str) -> ItemTest:
+        if isinstance(node, A.IAnd):
+            parts = tuple(self.item(i, key) for i in node.items)
+            return lambda env, it, text, k: all(p(env, it, text, k) for p in parts)
+        if isinstance(node, A.IOr):
+            parts = tuple(self.item(i, key) for i in node.items)
+            return lambda env, it, text, k: any(p(env, it, text, k) for p in parts)
+        if isinstance(node, A.INot):
+            inner = self.item(node.item, key)
+            return lambda env, it, text, k: not inner(env, it, text, k)
+        if isinstance(node, A.IMatches):
+            pattern = compile_regex(node.regex)
+            return lambda env, it, text, k: pattern.search(it.text) is not None
+        if isinstance(node, A.ITwin):
+            twin = node.extractor.text
+
+            def has_twin(env: Env, it: Item, text: str, k: str) -> bool:
+                v = as_decimal(it.value)
+                return v is not None and v in env.values(twin, k, text)
+
+            return has_twin
+        if isinstance(node, A.IUnit):
+            units = frozenset(node.units.values) if node.units else None
+            if units is None:
+                return lambda env, it, text, k: it.unit is not None
+            return lambda env, it, text, k: it.unit in units
+        if isinstance(node, A.IDecimals):
+            cmp, n = _CMP[node.op], node.count
+            return lambda env, it, text, k: it.decimals is not None and cmp(it.decimals, n)
+        if isinstance(node, A.IValue):
+            cmp_op, operand = node.op, self.value(node.operand)
+            return lambda env, it, text, k: compare(cmp_op, as_decimal(it.value), operand(env))
+        if isinstance(node, A.IAdjacent):
+            return self._adjacent(node.side, node.target, node.within, key)
+        raise TypeError(f"not an item predicate: {node!r}")
+
+    def _adjacent(self, side: str, target: A.Target, within: int | None, key: str) -> ItemTest:
+        """Is the target found right after / right before / around the item?
+
+        ``followed by`` and ``preceded by`` skip white space next to the item, then allow
+        ``within`` more characters (default 0); ``near`` looks ``within`` characters (default
+        20) on both sides.
+        """
+        n = within if within is not None else (DEFAULT_NEAR if side == "near" else 0)
+
+        def window(text: str, it: Item) -> tuple[int, int]:
+            if side == "followed":
+                lo = it.end
+                while lo < len(text) and text[lo].isspace():
+                    lo += 1
+                return lo, lo + n
+            if side == "preceded":
+                hi = it.start
+                while hi > 0 and text[hi - 1].isspace():
+                    hi -= 1
+                return hi - n, hi
+            return it.start - n, it.end + n
+
+        if isinstance(target, A.Name):
+            other = target.text
+
+            def near_items(env: Env, it: Item, text: str, k: str) -> bool:
+                lo, hi = window(text, it)
+                for o in env.items(other, k, text):
+                    if o is it:
+                        continue
+                    if side == "followed" and lo <= o.start <= hi:
+                        return True
+                    if side == "preceded" and lo <= o.end <= hi:
+                        return True
+                    if side == "near" and o.start >= lo and o.end <= hi:
+                        return True
+                return False
+
+            return near_items
+        ids = tuple(self.ids[t] for t in target.values)
+
+        def near_terms(env: Env, it: Item, text: str, k: str) -> bool:
+            lo, hi = window(text, it)
+            hits = env.hits(k, text)
+            for lid in ids:
+                for s, e in hits.get(lid, ()):
+                    if side == "followed" and lo <= s <= hi:
+                        return True
+                    if side == "preceded" and lo <= e <= hi:
+                        return True
+                    if side == "near" and s >= lo and e <= hi:
+                        return True
+            return False
+
+        return near_terms
+
+
+def _excuser(unless: tuple[A.Unless, ...]) -> Callable[[str, tuple[int, int]], bool] | None:
+    """``unless preceded by [..] within N`` / ``unless followed by``: is an occurrence excused?"""
+    if not unless:
+        return None
+    clauses = tuple((u.side, u.terms.values, u.within) for u in unless)
+
+    def excused(text: str, occ: tuple[int, int]) -> bool:
+        start, end = occ
+        for side, terms, within in clauses:
+            if side == "preceded":
+                for k in range(within + 1):
+                    if start - k >= 0 and text.endswith(terms, 0, start - k):
+                        return True
+            else:
+                for k in range(within + 1):
+                    if text.startswith(terms, end + k):
+                        return True
+        return False
+
+    return excused
+
+
+def literals_of(node: object) -> set[str]:
+    """Literals the automaton must know: contained terms and adjacency targets."""
+    out: set[str] = set()
+    for n in A.walk(node):
+        if isinstance(n, A.Contains):
+            out.update(n.terms.values)
+        elif isinstance(n, A.IAdjacent | A.Near) and isinstance(n.target, A.Terms):
+            out.update(n.target.values)
+    return out

@@ -1,0 +1,179 @@
+"""Compile a loaded pack in named, ordered stages (the OPA way: stages separate from evaluation).
+
+``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``build``. Each stage reports
+Diagnostics and the pipeline goes on as far as it can, so one run shows every problem; ``build``
+runs only when nothing before it reported an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from charter import __version__
+from charter.compile.analyze import RuleView, analyze
+from charter.compile.build import literals_of
+from charter.compile.check import Checker
+from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule
+from charter.diagnostics import Diagnostic, Location, did_you_mean, error
+from charter.dsl import ast as A
+from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
+from charter.pack.model import CaseSource, PackSource, RuleSource
+from charter.registry import Registry
+
+VERDICTS = ("pass", "fixed", "retry", "escalate", "block")
+
+
+@dataclass
+class Parsed:
+    src: RuleSource
+    check: A.Expr | None = None
+    when: A.Expr | None = None
+    action: A.Action | None = None
+
+    def locator(self, key: str) -> Callable[[A.Span], Location]:
+        return lambda span: self.src.at.text_loc(key, span[0], span[1])
+
+
+@dataclass
+class Pipeline:
+    source: PackSource
+    registry: Registry
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    parsed: list[Parsed] = field(default_factory=list)
+
+    # -- stage 1 ------------------------------------------------------------------------------
+    def parse(self) -> None:
+        for rule in self.source.rules:
+            p = Parsed(rule)
+            p.check = self._parse(rule, "check", rule.check, parse_expr)
+            if rule.when is not None:
+                p.when = self._parse(rule, "when", rule.when, parse_expr)
+            p.action = self._parse(rule, "on_fail", rule.on_fail, parse_action)
+            self.parsed.append(p)
+
+    def _parse(self, rule: RuleSource, key: str, text: str, fn: Callable[[str], A.Node]
+               ) -> A.Node | None:  # type: ignore[type-var]
+        try:
+            return fn(text)
+        except DSLSyntaxError as exc:
+            where = "on_fail action" if key == "on_fail" else f"'{key}' expression"
+            self.diagnostics.append(error(
+                "CH100", f"syntax error in the {where} of rule '{rule.id}': {exc.message}",
+                rule.at.text_loc(key, exc.start, exc.end), exc.hint))
+            return None
+
+    # -- stages 2 and 3 -----------------------------------------------------------------------
+    def check(self) -> None:
+        constants = self.source.constants()
+        for p in self.parsed:
+            for key, node in (("when", p.when), ("check", p.check), ("on_fail", p.action)):
+                if node is None:
+                    continue
+                checker = Checker(self.registry, constants, p.locator(key))
+                if isinstance(node, A.Action):
+                    checker.action(node)
+                else:
+                    checker.expr(node)
+                self.diagnostics.extend(checker.diagnostics)
+
+    # -- stage 4 ------------------------------------------------------------------------------
+    def analyze(self) -> None:
+        views = [
+            RuleView(p.src.id, p.when, p.check, p.action,
+                     p.locator("check"), p.locator("when"), p.locator("on_fail"))
+            for p in self.parsed
+            if p.check is not None and p.action is not None
+            and (p.when is not None or p.src.when is None)
+        ]
+        self.diagnostics.extend(analyze(views))
+
+    # -- stage 5 ------------------------------------------------------------------------------
+    def cases(self) -> None:
+        ids = {r.id for r in self.source.rules}
+        for case in self.source.cases:
+            for key, wanted in (("pass", case.expect_pass), ("fail", case.expect_fail)):
+                for i, rid in enumerate(wanted):
+                    if rid not in ids:
+                        loc = (case.at.doc.loc((*case.at.ptr, key, i)) if _has(case, key)
+                               else case.at.loc())
+                        self.diagnostics.append(error(
+                            "CH030", f"test case '{case.name}' names unknown rule '{rid}'",
+                            loc, did_you_mean(rid, ids)))
+            both = sorted(set(case.expect_pass) & set(case.expect_fail))
+            if both:
+                self.diagnostics.append(error(
+                    "CH031", f"test case '{case.name}' expects rule '{both[0]}' to pass and fail",
+                    case.at.loc("fail"), "list each rule under pass or fail, not both"))
+            if case.fixed is not None and case.verdict not in (None, "fixed"):
+                self.diagnostics.append(error(
+                    "CH031", f"test case '{case.name}' expects a fixed text but verdict "
+                    f"'{case.verdict}'", case.at.loc("verdict"),
+                    "a fixed text goes with verdict: fixed"))
+
+    # -- stage 6 ------------------------------------------------------------------------------
+    def build(self) -> CompiledPack:
+        rules = []
+        literals: set[str] = set()
+        for p in self.parsed:
+            assert p.check is not None and p.action is not None
+            literals |= literals_of(p.check)
+            if p.when is not None:
+                literals |= literals_of(p.when)
+            rules.append(CompiledRule(
+                id=p.src.id, describe=p.src.describe, message=p.src.message or p.src.describe,
+                origin=p.src.origin, check=p.check, action=p.action,
+                on_unfixed=p.src.on_unfixed or "retry", location=p.src.at.loc(),
+                when=p.when, tags=p.src.tags, source_check=p.src.check,
+                source_when=p.src.when or "", source_action=p.src.on_fail))
+        return CompiledPack(
+            name=self.source.name, version=self.source.version, kind=self.source.kind,
+            digest=source_digest(self.source, self.registry), rules=tuple(rules),
+            cases=tuple(_case(c) for c in self.source.cases), literals=tuple(sorted(literals)),
+            constants_json=json.dumps(self.source.constants(), ensure_ascii=False,
+                                      sort_keys=True),
+            root=str(self.source.root), extends=self.source.extends,
+            files=tuple(path for path, _ in self.source.files))
+
+
+def _has(case: CaseSource, key: str) -> bool:
+    data = case.at.doc.data
+    for part in case.at.ptr:
+        data = data[part]
+    return isinstance(data, dict) and key in data
+
+
+def _case(c: CaseSource) -> CompiledCase:
+    ctx = tuple(sorted((k, json.dumps(v, ensure_ascii=False, sort_keys=True))
+                       for k, v in c.context.items()))
+    return CompiledCase(
+        name=c.name, output=c.output, origin=c.origin, location=c.at.loc(), input=c.input,
+        context=ctx, expect_pass=c.expect_pass, expect_fail=c.expect_fail, verdict=c.verdict,
+        fixed=c.fixed)
+
+
+def source_digest(source: PackSource, registry: Registry) -> str:
+    h = hashlib.sha256()
+    h.update(f"charter {__version__}\n{registry.fingerprint()}\n".encode())
+    for path, text in source.files:
+        h.update(f"{path}\n{len(text)}\n".encode())
+        h.update(text.encode())
+    return h.hexdigest()
+
+
+STAGES = ("parse", "check", "analyze", "cases", "build")
+
+
+def compile_pack(source: PackSource, registry: Registry
+                 ) -> tuple[CompiledPack | None, list[Diagnostic]]:
+    """Run every stage; the pack is built only when no stage reported an error."""
+    pipe = Pipeline(source, registry)
+    pipe.parse()
+    pipe.check()
+    pipe.analyze()
+    pipe.cases()
+    if any(d.is_error for d in pipe.diagnostics):
+        return None, pipe.diagnostics
+    return pipe.build(), pipe.diagnostics

@@ -1,0 +1,225 @@
+"""Evaluate a compiled pack on a text: findings, deterministic repairs, one verdict.
+
+Verdict precedence (ARCHITECTURE §4): block > escalate > retry > fixed > pass. A ``fix`` rule
+whose repair did not make it pass falls back to its ``on_unfixed`` action (retry by default);
+``flag`` annotates and never changes the verdict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from charter.compile.build import Builder, Test
+from charter.compile.compiled import CompiledPack, CompiledRule
+from charter.compile.env import Env
+from charter.compile.literals import LiteralTable
+from charter.protocols import Item, Repair, RepairArg, RepairInput
+from charter.registry import Registry
+
+Verdict = Literal["pass", "fixed", "retry", "escalate", "block"]
+Outcome = Literal["pass", "fail", "skip"]
+_RANK = {"block": 4, "escalate": 3, "retry": 2}
+MAX_REPAIR_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A rule that failed: on the original text, or (``introduced``) only after repairs."""
+
+    rule_id: str
+    action: str
+    message: str
+    spans: tuple[tuple[int, int], ...] = ()
+    evidence: tuple[str, ...] = ()
+    fixed: bool = False
+    introduced: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule_id,
+            "action": self.action,
+            "message": self.message,
+            "spans": [list(s) for s in self.spans],
+            "evidence": list(self.evidence),
+            "fixed": self.fixed,
+            "introduced": self.introduced,
+        }
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    verdict: Verdict
+    text: str
+    fixed_text: str | None
+    final_text: str  # what to send: the repaired text, or the safe message when blocked
+    findings: tuple[Finding, ...]
+    outcomes: Mapping[str, Outcome] = field(default_factory=dict)  # on the original text
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        return tuple(r for r, o in self.outcomes.items() if o == "fail")
+
+    @property
+    def passed(self) -> tuple[str, ...]:
+        return tuple(r for r, o in self.outcomes.items() if o == "pass")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "text": self.text,
+            "fixed_text": self.fixed_text,
+            "final_text": self.final_text,
+            "findings": [f.as_dict() for f in self.findings],
+            "outcomes": dict(self.outcomes),
+        }
+
+
+@dataclass(frozen=True)
+class _Bound:
+    rule: CompiledRule
+    when: Test | None
+    check: Test
+    repair: Repair | None
+    repair_args: tuple[RepairArg, ...]
+
+
+@dataclass(frozen=True)
+class _Failure:
+    spans: tuple[tuple[int, int], ...]
+    items: tuple[Item, ...]
+
+
+class Engine:
+    """A compiled pack bound to the installed extractors, predicates and repairs."""
+
+    def __init__(self, pack: CompiledPack, registry: Registry) -> None:
+        self.pack = pack
+        self.registry = registry
+        self.literals = LiteralTable(pack.literals)
+        self.extractors = dict(registry.extractors)
+        builder = Builder(self.literals.ids, pack.constants, registry.predicates)
+        bound = []
+        for rule in pack.rules:
+            repair = None
+            args: tuple[RepairArg, ...] = ()
+            if rule.action.kind == "fix" and rule.action.repair is not None:
+                repair = registry.repairs[rule.action.repair.text]
+                args = tuple(RepairArg(a.kind, a.value) for a in rule.action.args)
+            bound.append(_Bound(
+                rule,
+                builder.expr(rule.when) if rule.when is not None else None,
+                builder.expr(rule.check),
+                repair,
+                args,
+            ))
+        self._rules = tuple(bound)
+        self._messages = pack.messages
+
+    def _env(self, output: str, input: str, context: Mapping[str, Any]) -> Env:
+        return Env(output, input, context, self.literals, self.extractors)
+
+    @staticmethod
+    def _outcome(b: _Bound, env: Env) -> Outcome:
+        if b.when is not None and not b.when(env):
+            return "skip"
+        return "pass" if b.check(env) else "fail"
+
+    @staticmethod
+    def _explain(b: _Bound, env: Env) -> _Failure:
+        env.start_explaining()
+        try:
+            b.check(env)
+        finally:
+            env.stop_explaining()
+        spans = tuple(sorted(set(env.spans)))
+        items = tuple(sorted({(i.start, i.end): i for i in env.witnesses}.values(),
+                             key=lambda i: i.start))
+        return _Failure(spans, items)
+
+    def evaluate(self, output: str, input: str = "", context: Mapping[str, Any] | None = None
+                 ) -> dict[str, Outcome]:
+        """Outcome of every rule, without repairs: the fast path."""
+        env = self._env(output, input, context or {})
+        return {b.rule.id: self._outcome(b, env) for b in self._rules}
+
+    def check(self, output: str, input: str = "", context: Mapping[str, Any] | None = None
+              ) -> CheckResult:
+        ctx = context or {}
+        env = self._env(output, input, ctx)
+        outcomes: dict[str, Outcome] = {}
+        failures: dict[str, _Failure] = {}
+        for b in self._rules:
+            o = outcomes[b.rule.id] = self._outcome(b, env)
+            if o == "fail":
+                failures[b.rule.id] = self._explain(b, env)
+        if not failures:
+            return CheckResult("pass", output, None, output, (), outcomes)
+
+        by_id = {b.rule.id: b for b in self._rules}
+        blocked = any(by_id[r].rule.action.kind == "block" for r in failures)
+        text = output if blocked else self._repair(output, input, ctx)
+        final = outcomes if text == output else self.evaluate(text, input, ctx)
+
+        rank, verdict = 0, "pass"
+        for rid, o in final.items():
+            if o != "fail":
+                continue
+            rule = by_id[rid].rule
+            action = rule.on_unfixed if rule.action.kind == "fix" else rule.action.kind
+            if _RANK.get(action, 0) > rank:
+                rank, verdict = _RANK[action], action
+        if rank == 0:
+            verdict = "fixed" if text != output else "pass"
+
+        findings = [self._finding(by_id[rid].rule, output, f, fixed=final[rid] != "fail")
+                    for rid, f in failures.items()]
+        if text != output:
+            fresh = self._env(text, input, ctx)
+            for rid, o in final.items():
+                if o == "fail" and rid not in failures:
+                    f = self._explain(by_id[rid], fresh)
+                    findings.append(self._finding(by_id[rid].rule, text, f, introduced=True))
+        if verdict == "block":
+            final_text = self._messages.get("safe", "")
+        else:
+            final_text = text
+        return CheckResult(
+            verdict,  # type: ignore[arg-type]
+            output,
+            text if text != output else None,
+            final_text,
+            tuple(findings),
+            outcomes,
+        )
+
+    def _repair(self, text: str, input: str, ctx: Mapping[str, Any]) -> str:
+        """Apply each failing fix rule's repair in rule order, re-checking between repairs."""
+        for _ in range(MAX_REPAIR_ROUNDS):
+            before = text
+            for b in self._rules:
+                if b.repair is None:
+                    continue
+                env = self._env(text, input, ctx)
+                if self._outcome(b, env) != "fail":
+                    continue
+                f = self._explain(b, env)
+                text = b.repair.apply(
+                    b.repair_args, RepairInput(text, f.spans, f.items, self.extractors))
+            if text == before:
+                break
+        return text
+
+    @staticmethod
+    def _finding(rule: CompiledRule, text: str, f: _Failure, *, fixed: bool = False,
+                 introduced: bool = False) -> Finding:
+        return Finding(
+            rule.id,
+            rule.action.kind,
+            rule.message,
+            f.spans,
+            tuple(text[s:e] for s, e in f.spans),
+            fixed=fixed,
+            introduced=introduced,
+        )

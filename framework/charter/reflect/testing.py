@@ -1,0 +1,135 @@
+"""Run a pack's test cases, with rule coverage like ``opa test --coverage``.
+
+A rule counts as *seen failing* when a case expects it to fail and it does, and as *seen
+passing* when a case expects it to pass and it applied (its ``when`` held) and passed. So 100 %
+means every rule is pinned from both sides by a case that names it.
+"""
+
+from __future__ import annotations
+
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from charter.compile.compiled import CompiledCase, CompiledPack
+from charter.reflect.engine import CheckResult, Engine
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    pack: str
+    case: CompiledCase
+    result: CheckResult
+    problems: tuple[str, ...]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+@dataclass
+class RuleCoverage:
+    origin: str
+    rule_id: str
+    seen_pass: bool = False
+    seen_fail: bool = False
+
+
+@dataclass
+class Coverage:
+    rules: dict[tuple[str, str], RuleCoverage] = field(default_factory=dict)
+
+    def add_pack(self, pack: CompiledPack) -> None:
+        for r in pack.rules:
+            self.rules.setdefault((r.origin, r.id), RuleCoverage(r.origin, r.id))
+
+    @property
+    def percent(self) -> float:
+        if not self.rules:
+            return 100.0
+        seen = sum(int(c.seen_pass) + int(c.seen_fail) for c in self.rules.values())
+        return 100.0 * seen / (2 * len(self.rules))
+
+    def missing(self) -> list[str]:
+        out = []
+        for (origin, rid), c in sorted(self.rules.items()):
+            lacks = [w for w, seen in (("passing", c.seen_pass), ("failing", c.seen_fail))
+                     if not seen]
+            if lacks:
+                out.append(f"{origin}/{rid}: never seen {' or '.join(lacks)}")
+        return out
+
+
+def _quote(text: str | None) -> str:
+    return "(none)" if text is None else repr(text)
+
+
+def run_case(pack: CompiledPack, engine: Engine, case: CompiledCase, coverage: Coverage
+             ) -> CaseResult:
+    started = time.perf_counter()
+    result = engine.check(case.output, case.input, case.context_dict())
+    seconds = time.perf_counter() - started
+    problems: list[str] = []
+    origins = {r.id: r.origin for r in pack.rules}
+    for rid in case.expect_fail:
+        outcome = result.outcomes.get(rid)
+        if outcome == "fail":
+            coverage.rules[(origins[rid], rid)].seen_fail = True
+        else:
+            why = "its when-guard did not hold" if outcome == "skip" else "it passed"
+            problems.append(f"expected rule '{rid}' to fail, but {why}")
+    for rid in case.expect_pass:
+        outcome = result.outcomes.get(rid)
+        if outcome == "fail":
+            finding = next(f for f in result.findings if f.rule_id == rid)
+            found = f" (found {', '.join(map(repr, finding.evidence))})" if finding.evidence else ""
+            problems.append(f"expected rule '{rid}' to pass, but it failed{found}")
+        elif outcome == "pass":
+            coverage.rules[(origins[rid], rid)].seen_pass = True
+    if case.verdict is not None and result.verdict != case.verdict:
+        problems.append(f"expected verdict '{case.verdict}', got '{result.verdict}'")
+    if case.fixed is not None and result.fixed_text != case.fixed:
+        problems.append(f"expected fixed text {_quote(case.fixed)}, got {_quote(result.fixed_text)}")
+    return CaseResult(pack.name, case, result, tuple(problems), seconds)
+
+
+def run_pack(pack: CompiledPack, engine: Engine, coverage: Coverage) -> list[CaseResult]:
+    coverage.add_pack(pack)
+    return [run_case(pack, engine, case, coverage) for case in pack.cases]
+
+
+def junit_xml(results: Sequence[CaseResult], coverage: Coverage) -> bytes:
+    """JUnit XML that CI systems render: one test suite per pack, one test case per case."""
+    suites = ET.Element("testsuites", name="charter test")
+    by_pack: dict[str, list[CaseResult]] = {}
+    for r in results:
+        by_pack.setdefault(r.pack, []).append(r)
+    total_fail = 0
+    for pack_name, rs in by_pack.items():
+        failures = sum(1 for r in rs if not r.ok)
+        total_fail += failures
+        suite = ET.SubElement(
+            suites, "testsuite", name=pack_name, tests=str(len(rs)), failures=str(failures),
+            errors="0", skipped="0", time=f"{sum(r.seconds for r in rs):.6f}")
+        for r in rs:
+            loc = r.case.location
+            tc = ET.SubElement(
+                suite, "testcase", classname=pack_name, name=r.case.name,
+                file=loc.path, line=str(loc.line), time=f"{r.seconds:.6f}")
+            if r.problems:
+                failure = ET.SubElement(tc, "failure", message=r.problems[0], type="CaseFailed")
+                failure.text = "\n".join(r.problems)
+    suites.set("tests", str(len(results)))
+    suites.set("failures", str(total_fail))
+    props = ET.SubElement(suites, "properties")
+    ET.SubElement(props, "property", name="rule_coverage_percent", value=f"{coverage.percent:.1f}")
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+
+
+def summarize(results: Iterable[CaseResult]) -> tuple[int, int]:
+    rs = list(results)
+    passed = sum(1 for r in rs if r.ok)
+    return passed, len(rs) - passed

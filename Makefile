@@ -19,7 +19,7 @@ $(STAMP): $(BIN)/python pyproject.toml $(PLUGINS)
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m charter.demo
+	$(BIN)/charter demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check framework plugins tests benchmarks

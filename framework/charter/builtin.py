@@ -11,7 +11,7 @@ from charter.protocols import Extractor, Repair, RepairArg, RepairInput
 def _one_string(args: Sequence[RepairArg]) -> str:
     if len(args) == 1 and args[0].kind == "string":
         return ""
-    return "expects one string, e.g. append \"（请遵医嘱）\""
+    return 'expects one string, e.g. append "（请遵医嘱）"'
 
 
 class Append:
@@ -55,7 +55,8 @@ class Replace:
         return "" if ok else 'expects: replace "term" with "text" or replace ["a", "b"] with "text"'
 
     def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
-        terms = args[0].value if args[0].kind == "strings" else (args[0].value,)
+        value = args[0].value
+        terms: tuple[str, ...] = value if isinstance(value, tuple) else (value,)
         new = str(args[2].value)
         spans = [s for s in rin.spans if rin.text[s[0] : s[1]] in terms]
         if not spans:

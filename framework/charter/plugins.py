@@ -21,15 +21,23 @@ ENTRY_POINT_GROUP = "charter"
 BUILTIN_PLUGINS = ("charter.builtin",)
 
 
+class CharterPluginManager(pluggy.PluginManager):
+    """A pluggy manager that remembers which distribution each plugin came from."""
+
+    def __init__(self) -> None:
+        super().__init__("charter")
+        self.distributions: dict[str, tuple[str, str]] = {}  # plugin name -> (dist, version)
+
+
 def make_plugin_manager(
     *, load_entry_points: bool | None = None, allow: Iterable[str] | None = None
-) -> tuple[pluggy.PluginManager, list[Diagnostic]]:
+) -> tuple[CharterPluginManager, list[Diagnostic]]:
     """A fresh manager; never built at import time so tests can make isolated ones.
 
     ``allow`` restricts third-party plugins to the named entry points (``CHARTER_PLUGINS`` is
     a comma-separated default); ``CHARTER_DISABLE_PLUGIN_AUTOLOAD`` turns entry points off.
     """
-    pm = pluggy.PluginManager("charter")
+    pm = CharterPluginManager()
     pm.add_hookspecs(hookspecs)
     diagnostics: list[Diagnostic] = []
     import importlib
@@ -53,6 +61,7 @@ def make_plugin_manager(
                 plugin = ep.load()
                 pm.register(plugin, name=ep.name)
                 pm.check_pending()
+                pm.distributions[ep.name] = (dist, version)
             except Exception as exc:  # a broken plugin must not take the host down
                 if (p := pm.get_plugin(ep.name)) is not None:
                     pm.unregister(p)
@@ -68,18 +77,17 @@ def make_plugin_manager(
     return pm, diagnostics
 
 
-def plugin_versions(pm: pluggy.PluginManager) -> dict[str, str]:
+def plugin_versions(pm: CharterPluginManager) -> dict[str, str]:
     """Plugin name -> version, for packs that declare ``requires.plugins``.
 
     A plugin is known under its entry-point name and its distribution name.
     """
-    versions: dict[str, str] = {}
-    for plugin, dist in pm.list_plugin_distinfo():
-        name = pm.get_name(plugin)
-        if name:
-            versions[name] = dist.version
-        versions[dist.project_name] = dist.version
     from charter import __version__
+
+    versions: dict[str, str] = {}
+    for name, (dist, version) in pm.distributions.items():
+        versions[name] = version
+        versions[dist] = version
 
     for name in BUILTIN_PLUGINS:
         versions[name] = __version__
@@ -102,23 +110,33 @@ def _collect(
             result = impl.function()
         except Exception as exc:
             diagnostics.append(
-                error("CH200", f"plugin '{pname}' raised in {hook_name}: "
-                      f"{type(exc).__name__}: {exc}", Location(f"<plugin {pname}>"))
+                error(
+                    "CH200",
+                    f"plugin '{pname}' raised in {hook_name}: {type(exc).__name__}: {exc}",
+                    Location(f"<plugin {pname}>"),
+                )
             )
             continue
         for obj in result or ():
             name = getattr(obj, "name", None)
             if not isinstance(name, str) or not valid(obj):
                 diagnostics.append(
-                    error("CH200", f"plugin '{pname}' returned a {type(obj).__name__} from "
-                          f"{hook_name}, which is not a {what}", Location(f"<plugin {pname}>"))
+                    error(
+                        "CH200",
+                        f"plugin '{pname}' returned a {type(obj).__name__} from "
+                        f"{hook_name}, which is not a {what}",
+                        Location(f"<plugin {pname}>"),
+                    )
                 )
                 continue
             if name in found:
                 diagnostics.append(
-                    error("CH200", f"{what} '{name}' is registered by both '{owner[name]}' "
-                          f"and '{pname}'", Location(f"<plugin {pname}>"),
-                          hint="uninstall one of the two plugins or restrict CHARTER_PLUGINS")
+                    error(
+                        "CH200",
+                        f"{what} '{name}' is registered by both '{owner[name]}' and '{pname}'",
+                        Location(f"<plugin {pname}>"),
+                        hint="uninstall one of the two plugins or restrict CHARTER_PLUGINS",
+                    )
                 )
                 continue
             found[name] = obj
@@ -126,19 +144,34 @@ def _collect(
     return found
 
 
-def build_registry(pm: pluggy.PluginManager) -> tuple[Registry, list[Diagnostic]]:
+def build_registry(pm: CharterPluginManager) -> tuple[Registry, list[Diagnostic]]:
     from charter.protocols import Extractor, Predicate, Repair
 
     diagnostics: list[Diagnostic] = []
-    extractors = _collect(pm, "charter_register_extractors", "extractor", diagnostics,
-                          lambda o: isinstance(o, Extractor))
-    predicates = _collect(pm, "charter_register_predicates", "predicate", diagnostics,
-                          lambda o: isinstance(o, Predicate))
-    repairs = _collect(pm, "charter_register_repairs", "repair", diagnostics,
-                       lambda o: isinstance(o, Repair))
+    extractors = _collect(
+        pm,
+        "charter_register_extractors",
+        "extractor",
+        diagnostics,
+        lambda o: isinstance(o, Extractor),
+    )
+    predicates = _collect(
+        pm,
+        "charter_register_predicates",
+        "predicate",
+        diagnostics,
+        lambda o: isinstance(o, Predicate),
+    )
+    repairs = _collect(
+        pm, "charter_register_repairs", "repair", diagnostics, lambda o: isinstance(o, Repair)
+    )
     return (
-        Registry(extractors=extractors, predicates=predicates, repairs=repairs,
-                 plugins=plugin_versions(pm)),
+        Registry(
+            extractors=extractors,
+            predicates=predicates,
+            repairs=repairs,
+            plugins=plugin_versions(pm),
+        ),
         diagnostics,
     )
 

@@ -25,8 +25,10 @@ class Registry:
     def fingerprint(self) -> str:
         """Changes whenever what is registered changes, so cached compilations go stale."""
         parts = [
-            *(f"x:{n}:{type(e).__module__}.{type(e).__qualname__}" for n, e in
-              sorted(self.extractors.items())),
+            *(
+                f"x:{n}:{type(e).__module__}.{type(e).__qualname__}"
+                for n, e in sorted(self.extractors.items())
+            ),
             *(f"p:{n}:{type(p).__module__}" for n, p in sorted(self.predicates.items())),
             *(f"r:{n}:{type(r).__module__}" for n, r in sorted(self.repairs.items())),
             *(f"d:{n}={v}" for n, v in sorted(self.plugins.items())),

@@ -41,8 +41,9 @@ def compile_path(
     cache = PackCache(directory, registry) if directory is not None else None
     if cache is not None and (hit := cache.get(root)) is not None:
         return hit
-    source, diagnostics = load_pack(root, installed_plugins=registry.plugins,
-                                    named_packs=named_packs)
+    source, diagnostics = load_pack(
+        root, installed_plugins=registry.plugins, named_packs=named_packs
+    )
     if source is None:
         return None, diagnostics
     pack, more = compile_pack(source, registry)

@@ -85,29 +85,48 @@ def analyze(rules: Sequence[RuleView]) -> list[Diagnostic]:
     views = [(r, facts(r.when), facts(r.check)) for r in rules]
     for r, wf, cf in views:
         if (c := clash(wf.requires, wf.forbids)) is not None:
-            out.append(warning(
-                "CH111", f"rule '{r.id}' can never fire: its when-guard requires "
-                f"'{c[0][1]}' and forbids '{c[1][1]}'",
-                r.locate_when(wf.forbids[c[1]]), "remove one of the two conditions"))
+            out.append(
+                warning(
+                    "CH111",
+                    f"rule '{r.id}' can never fire: its when-guard requires "
+                    f"'{c[0][1]}' and forbids '{c[1][1]}'",
+                    r.locate_when(wf.forbids[c[1]]),
+                    "remove one of the two conditions",
+                )
+            )
         if (c := clash(cf.requires, cf.forbids)) is not None:
-            out.append(error(
-                "CH110", f"rule '{r.id}' requires '{c[0][1]}' and forbids '{c[1][1]}'",
-                r.locate_check(cf.forbids[c[1]]), "the check can never pass; drop one side"))
+            out.append(
+                error(
+                    "CH110",
+                    f"rule '{r.id}' requires '{c[0][1]}' and forbids '{c[1][1]}'",
+                    r.locate_check(cf.forbids[c[1]]),
+                    "the check can never pass; drop one side",
+                )
+            )
         elif (c := clash(wf.requires, cf.forbids)) is not None:
-            out.append(error(
-                "CH110", f"rule '{r.id}' can never pass: its when-guard requires "
-                f"'{c[0][1]}' and its check forbids '{c[1][1]}'",
-                r.locate_check(cf.forbids[c[1]]), "the rule fails whenever it applies"))
+            out.append(
+                error(
+                    "CH110",
+                    f"rule '{r.id}' can never pass: its when-guard requires "
+                    f"'{c[0][1]}' and its check forbids '{c[1][1]}'",
+                    r.locate_check(cf.forbids[c[1]]),
+                    "the rule fails whenever it applies",
+                )
+            )
     for a, _, af in views:
         for b, _, bf in views:
             if a is b or a.when != b.when:
                 continue
             c = clash(af.requires, bf.forbids)
             if c is not None:
-                out.append(error(
-                    "CH110", f"rule '{b.id}' forbids '{c[1][1]}', which rule '{a.id}' requires",
-                    b.locate_check(bf.forbids[c[1]]),
-                    "no output can satisfy both rules; remove or narrow one of them"))
+                out.append(
+                    error(
+                        "CH110",
+                        f"rule '{b.id}' forbids '{c[1][1]}', which rule '{a.id}' requires",
+                        b.locate_check(bf.forbids[c[1]]),
+                        "no output can satisfy both rules; remove or narrow one of them",
+                    )
+                )
     for a, _, _ in views:
         added = _text_added(a.action)
         if not added:
@@ -117,8 +136,13 @@ def analyze(rules: Sequence[RuleView]) -> list[Diagnostic]:
                 continue
             for (subj, ban), _span in sorted(bf.forbids.items()):
                 if subj == "output" and ban in added:
-                    out.append(error(
-                        "CH110", f"the repair of rule '{a.id}' inserts '{ban}', which rule "
-                        f"'{b.id}' forbids", a.locate_action(a.action.span),
-                        "change the repair text so the fixed output passes every rule"))
+                    out.append(
+                        error(
+                            "CH110",
+                            f"the repair of rule '{a.id}' inserts '{ban}', which rule "
+                            f"'{b.id}' forbids",
+                            a.locate_action(a.action.span),
+                            "change the repair text so the fixed output passes every rule",
+                        )
+                    )
     return out

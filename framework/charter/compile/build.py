@@ -38,8 +38,14 @@ _CMP: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def regex_flags(flags: str) -> int:
-    table = {"i": regex.IGNORECASE, "m": regex.MULTILINE, "s": regex.DOTALL,
-             "x": regex.VERBOSE, "a": regex.ASCII, "u": 0}
+    table = {
+        "i": regex.IGNORECASE,
+        "m": regex.MULTILINE,
+        "s": regex.DOTALL,
+        "x": regex.VERBOSE,
+        "a": regex.ASCII,
+        "u": 0,
+    }
     out = regex.V0
     for f in flags:
         out |= table[f]
@@ -211,8 +217,9 @@ class Builder:
     def _mentions(self, node: A.Mentions, negated: bool) -> Test:
         key, text_of = self.subject(node.subject)
         name = node.extractor.text
-        near = (self._adjacent("near", node.near.target, node.near.within, key)
-                if node.near else None)
+        near = (
+            self._adjacent("near", node.near.target, node.near.within, key) if node.near else None
+        )
 
         def test(env: Env) -> bool:
             text = text_of(env)
@@ -245,8 +252,11 @@ class Builder:
             unsat = [i for i in items if not pred(env, i, text, key)]
             result = (not unsat) if quant == "every" else bool(sat) if quant == "some" else not sat
             if result == negated:
-                blame = {"every": unsat if not negated else items,
-                         "some": sat, "no": sat if not negated else []}[quant]
+                blame = {
+                    "every": unsat if not negated else items,
+                    "some": sat,
+                    "no": sat if not negated else [],
+                }[quant]
                 env.witnesses.extend(blame)
                 env.spans.extend((i.start, i.end) for i in blame)
             return result

@@ -39,9 +39,7 @@ def _sha(data: bytes) -> str:
 def _listing(directory: Path) -> list[str]:
     try:
         return sorted(
-            str(p.relative_to(directory))
-            for p in directory.rglob("*.yaml")
-            if p.is_file()
+            str(p.relative_to(directory)) for p in directory.rglob("*.yaml") if p.is_file()
         )
     except OSError:
         return []
@@ -68,8 +66,16 @@ class PackCache:
                     return None
             blob = (self.directory / "packs" / f"{entry['digest']}.pickle").read_bytes()
             pack, warnings = pickle.loads(blob)
-        except (OSError, ValueError, KeyError, TypeError, pickle.UnpicklingError, EOFError,
-                AttributeError, ImportError):
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            pickle.UnpicklingError,
+            EOFError,
+            AttributeError,
+            ImportError,
+        ):
             return None
         if not isinstance(pack, CompiledPack):
             return None
@@ -89,8 +95,10 @@ class PackCache:
                 "files": {str(f.resolve()): _sha(f.read_bytes()) for f in files},
                 "dirs": {str(f.resolve().parent): _listing(f.resolve().parent) for f in files},
             }
-            self._atomic_write(self.directory / "packs" / f"{pack.digest}.pickle",
-                               pickle.dumps((pack, tuple(warnings)), protocol=pickle.HIGHEST_PROTOCOL))
+            self._atomic_write(
+                self.directory / "packs" / f"{pack.digest}.pickle",
+                pickle.dumps((pack, tuple(warnings)), protocol=pickle.HIGHEST_PROTOCOL),
+            )
             self._atomic_write(self._index(root), json.dumps(entry).encode())
         except OSError:
             return

@@ -50,16 +50,24 @@ class Checker:
     def subject(self, path: A.Path) -> bool:
         root = path.root.text
         if root == "pack":
-            self._err("CH101", "'pack' constants are not a text to check", path.root.span,
-                      "use output, input or a context path")
+            self._err(
+                "CH101",
+                "'pack' constants are not a text to check",
+                path.root.span,
+                "use output, input or a context path",
+            )
             return False
         if root not in self.subjects:
             hint = did_you_mean(root, self.subjects)
             self._err("CH101", f"unknown subject '{root}'", path.root.span, hint)
             return False
         if root in ("output", "input") and path.parts:
-            self._err("CH101", f"'{root}' is a text and has no field '{path.dotted()[len(root):]}'",
-                      path.span, f"write just '{root}'")
+            self._err(
+                "CH101",
+                f"'{root}' is a text and has no field '{path.dotted()[len(root) :]}'",
+                path.span,
+                f"write just '{root}'",
+            )
             return False
         return True
 
@@ -72,12 +80,20 @@ class Checker:
                 walked += f".{part}"
                 continue
             options = list(cur) if isinstance(cur, Mapping) else []
-            self._err("CH108", f"unknown pack constant '{walked}.{part}'", path.span,
-                      did_you_mean(str(part), options) if options else f"'{walked}' has no fields")
+            self._err(
+                "CH108",
+                f"unknown pack constant '{walked}.{part}'",
+                path.span,
+                did_you_mean(str(part), options) if options else f"'{walked}' has no fields",
+            )
             return None
         if not path.parts:
-            self._err("CH108", "'pack' alone is not a value", path.span,
-                      "name a constant, e.g. pack.thresholds.uncertainty")
+            self._err(
+                "CH108",
+                "'pack' alone is not a value",
+                path.span,
+                "name a constant, e.g. pack.thresholds.uncertainty",
+            )
             return None
         return cur
 
@@ -122,17 +138,26 @@ class Checker:
         try:
             compile_regex(node)
         except regex.error as exc:
-            pos = exc.pos if isinstance(exc.pos, int) else 0
+            pos = getattr(exc, "pos", None)
+            pos = pos if isinstance(pos, int) else 0
             start = node.span[0] + 1 + pos
-            self._err("CH105", f"invalid regular expression: {exc.msg}", (start, start + 1),
-                      "regular expressions use Python's `regex` syntax; escape / as \\/")
+            self._err(
+                "CH105",
+                f"invalid regular expression: {getattr(exc, 'msg', exc)}",
+                (start, start + 1),
+                "regular expressions use Python's `regex` syntax; escape / as \\/",
+            )
 
     def terms(self, terms: A.Terms) -> None:
         if not terms.values:
             self._err("CH107", "empty list of strings", terms.span, "list at least one string")
         elif "" in terms.values:
-            self._err("CH107", "empty string in a list of terms", terms.span,
-                      "an empty string would match everywhere")
+            self._err(
+                "CH107",
+                "empty string in a list of terms",
+                terms.span,
+                "an empty string would match everywhere",
+            )
 
     def expr(self, node: A.Expr) -> None:
         if isinstance(node, A.And | A.Or):
@@ -172,15 +197,17 @@ class Checker:
         for t, side in ((lt, node.left), (rt, node.right)):
             if t == "text" and isinstance(side, A.Path):
                 name = side.root.text
-                self._err("CH106", f"'{name}' is a text; compare len({name}) or use contains",
-                          side.span)
+                self._err(
+                    "CH106", f"'{name}' is a text; compare len({name}) or use contains", side.span
+                )
                 return
         known = {lt, rt} - {"any"}
         if len(known) == 2:
             self._err("CH106", f"cannot compare a {lt} with a {rt}", node.span)
         elif "bool" in known and node.op not in ("==", "!="):
-            self._err("CH106", f"'{node.op}' does not apply to true/false", node.span,
-                      "use == or !=")
+            self._err(
+                "CH106", f"'{node.op}' does not apply to true/false", node.span, "use == or !="
+            )
 
     def target(self, target: A.Target) -> None:
         if isinstance(target, A.Name):
@@ -201,9 +228,13 @@ class Checker:
         elif isinstance(node, A.ITwin):
             twin = self.extractor(node.extractor)
             if ext and twin and (ext.value_kind != "number" or twin.value_kind != "number"):
-                self._err("CH106", f"'has twin' compares numbers, but '{ext_name}' gives "
-                          f"{ext.value_kind} and '{node.extractor.text}' gives "
-                          f"{twin.value_kind}", node.span)
+                self._err(
+                    "CH106",
+                    f"'has twin' compares numbers, but '{ext_name}' gives "
+                    f"{ext.value_kind} and '{node.extractor.text}' gives "
+                    f"{twin.value_kind}",
+                    node.span,
+                )
         elif isinstance(node, A.IUnit):
             if node.units is not None:
                 self.terms(node.units)
@@ -212,8 +243,11 @@ class Checker:
         elif isinstance(node, A.IDecimals | A.IValue):
             what = "decimals" if isinstance(node, A.IDecimals) else "a numeric value"
             if ext and ext.value_kind != "number":
-                self._err("CH106", f"'{ext_name}' items have no {what} "
-                          f"(they are {ext.value_kind}s)", node.span)
+                self._err(
+                    "CH106",
+                    f"'{ext_name}' items have no {what} (they are {ext.value_kind}s)",
+                    node.span,
+                )
             if isinstance(node, A.IValue):
                 t = self.value(node.operand)
                 if t not in ("number", "any"):
@@ -234,8 +268,13 @@ class Checker:
         self.subject(node.args[0])
         rest = node.args[1:]
         if len(rest) != len(pred.params):
-            self._err("CH107", f"'{pred.name}' takes {len(pred.params)} argument(s) after the "
-                      f"subject, got {len(rest)}", node.span, f"use {usage}")
+            self._err(
+                "CH107",
+                f"'{pred.name}' takes {len(pred.params)} argument(s) after the "
+                f"subject, got {len(rest)}",
+                node.span,
+                f"use {usage}",
+            )
             return
         kinds = {"string": A.Str, "strings": A.Terms, "number": A.Num, "regex": A.Regex}
         for arg, kind in zip(rest, pred.params, strict=True):
@@ -244,8 +283,9 @@ class Checker:
             else:
                 ok = isinstance(arg, kinds[kind])
             if not ok:
-                self._err("CH107", f"argument of '{pred.name}' must be a {kind}", arg.span,
-                          f"use {usage}")
+                self._err(
+                    "CH107", f"argument of '{pred.name}' must be a {kind}", arg.span, f"use {usage}"
+                )
             elif isinstance(arg, A.Regex):
                 self.regex(arg)
 
@@ -254,8 +294,12 @@ class Checker:
             return
         repair = self.registry.repairs.get(node.repair.text)
         if repair is None:
-            self._err("CH104", f"unknown repair '{node.repair.text}'", node.repair.span,
-                      did_you_mean(node.repair.text, self.registry.repairs))
+            self._err(
+                "CH104",
+                f"unknown repair '{node.repair.text}'",
+                node.repair.span,
+                did_you_mean(node.repair.text, self.registry.repairs),
+            )
             return
         args = [RepairArg(a.kind, a.value) for a in node.args]
         problem = repair.check_args(args, self.registry.extractors)

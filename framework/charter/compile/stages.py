@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from charter import __version__
 from charter.compile.analyze import RuleView, analyze
@@ -24,6 +25,7 @@ from charter.pack.model import CaseSource, PackSource, RuleSource
 from charter.registry import Registry
 
 VERDICTS = ("pass", "fixed", "retry", "escalate", "block")
+_N = TypeVar("_N", A.Expr, A.Action)
 
 
 @dataclass
@@ -54,15 +56,19 @@ class Pipeline:
             p.action = self._parse(rule, "on_fail", rule.on_fail, parse_action)
             self.parsed.append(p)
 
-    def _parse(self, rule: RuleSource, key: str, text: str, fn: Callable[[str], A.Node]
-               ) -> A.Node | None:  # type: ignore[type-var]
+    def _parse(self, rule: RuleSource, key: str, text: str, fn: Callable[[str], _N]) -> _N | None:
         try:
             return fn(text)
         except DSLSyntaxError as exc:
             where = "on_fail action" if key == "on_fail" else f"'{key}' expression"
-            self.diagnostics.append(error(
-                "CH100", f"syntax error in the {where} of rule '{rule.id}': {exc.message}",
-                rule.at.text_loc(key, exc.start, exc.end), exc.hint))
+            self.diagnostics.append(
+                error(
+                    "CH100",
+                    f"syntax error in the {where} of rule '{rule.id}': {exc.message}",
+                    rule.at.text_loc(key, exc.start, exc.end),
+                    exc.hint,
+                )
+            )
             return None
 
     # -- stages 2 and 3 -----------------------------------------------------------------------
@@ -82,10 +88,18 @@ class Pipeline:
     # -- stage 4 ------------------------------------------------------------------------------
     def analyze(self) -> None:
         views = [
-            RuleView(p.src.id, p.when, p.check, p.action,
-                     p.locator("check"), p.locator("when"), p.locator("on_fail"))
+            RuleView(
+                p.src.id,
+                p.when,
+                p.check,
+                p.action,
+                p.locator("check"),
+                p.locator("when"),
+                p.locator("on_fail"),
+            )
             for p in self.parsed
-            if p.check is not None and p.action is not None
+            if p.check is not None
+            and p.action is not None
             and (p.when is not None or p.src.when is None)
         ]
         self.diagnostics.extend(analyze(views))
@@ -97,21 +111,39 @@ class Pipeline:
             for key, wanted in (("pass", case.expect_pass), ("fail", case.expect_fail)):
                 for i, rid in enumerate(wanted):
                     if rid not in ids:
-                        loc = (case.at.doc.loc((*case.at.ptr, key, i)) if _has(case, key)
-                               else case.at.loc())
-                        self.diagnostics.append(error(
-                            "CH030", f"test case '{case.name}' names unknown rule '{rid}'",
-                            loc, did_you_mean(rid, ids)))
+                        loc = (
+                            case.at.doc.loc((*case.at.ptr, key, i))
+                            if _has(case, key)
+                            else case.at.loc()
+                        )
+                        self.diagnostics.append(
+                            error(
+                                "CH030",
+                                f"test case '{case.name}' names unknown rule '{rid}'",
+                                loc,
+                                did_you_mean(rid, ids),
+                            )
+                        )
             both = sorted(set(case.expect_pass) & set(case.expect_fail))
             if both:
-                self.diagnostics.append(error(
-                    "CH031", f"test case '{case.name}' expects rule '{both[0]}' to pass and fail",
-                    case.at.loc("fail"), "list each rule under pass or fail, not both"))
+                self.diagnostics.append(
+                    error(
+                        "CH031",
+                        f"test case '{case.name}' expects rule '{both[0]}' to pass and fail",
+                        case.at.loc("fail"),
+                        "list each rule under pass or fail, not both",
+                    )
+                )
             if case.fixed is not None and case.verdict not in (None, "fixed"):
-                self.diagnostics.append(error(
-                    "CH031", f"test case '{case.name}' expects a fixed text but verdict "
-                    f"'{case.verdict}'", case.at.loc("verdict"),
-                    "a fixed text goes with verdict: fixed"))
+                self.diagnostics.append(
+                    error(
+                        "CH031",
+                        f"test case '{case.name}' expects a fixed text but verdict "
+                        f"'{case.verdict}'",
+                        case.at.loc("verdict"),
+                        "a fixed text goes with verdict: fixed",
+                    )
+                )
 
     # -- stage 6 ------------------------------------------------------------------------------
     def build(self) -> CompiledPack:
@@ -122,20 +154,36 @@ class Pipeline:
             literals |= literals_of(p.check)
             if p.when is not None:
                 literals |= literals_of(p.when)
-            rules.append(CompiledRule(
-                id=p.src.id, describe=p.src.describe, message=p.src.message or p.src.describe,
-                origin=p.src.origin, check=p.check, action=p.action,
-                on_unfixed=p.src.on_unfixed or "retry", location=p.src.at.loc(),
-                when=p.when, tags=p.src.tags, source_check=p.src.check,
-                source_when=p.src.when or "", source_action=p.src.on_fail))
+            rules.append(
+                CompiledRule(
+                    id=p.src.id,
+                    describe=p.src.describe,
+                    message=p.src.message or p.src.describe,
+                    origin=p.src.origin,
+                    check=p.check,
+                    action=p.action,
+                    on_unfixed=p.src.on_unfixed or "retry",
+                    location=p.src.at.loc(),
+                    when=p.when,
+                    tags=p.src.tags,
+                    source_check=p.src.check,
+                    source_when=p.src.when or "",
+                    source_action=p.src.on_fail,
+                )
+            )
         return CompiledPack(
-            name=self.source.name, version=self.source.version, kind=self.source.kind,
-            digest=source_digest(self.source, self.registry), rules=tuple(rules),
-            cases=tuple(_case(c) for c in self.source.cases), literals=tuple(sorted(literals)),
-            constants_json=json.dumps(self.source.constants(), ensure_ascii=False,
-                                      sort_keys=True),
-            root=str(self.source.root), extends=self.source.extends,
-            files=tuple(path for path, _ in self.source.files))
+            name=self.source.name,
+            version=self.source.version,
+            kind=self.source.kind,
+            digest=source_digest(self.source, self.registry),
+            rules=tuple(rules),
+            cases=tuple(_case(c) for c in self.source.cases),
+            literals=tuple(sorted(literals)),
+            constants_json=json.dumps(self.source.constants(), ensure_ascii=False, sort_keys=True),
+            root=str(self.source.root),
+            extends=self.source.extends,
+            files=tuple(path for path, _ in self.source.files),
+        )
 
 
 def _has(case: CaseSource, key: str) -> bool:
@@ -146,12 +194,21 @@ def _has(case: CaseSource, key: str) -> bool:
 
 
 def _case(c: CaseSource) -> CompiledCase:
-    ctx = tuple(sorted((k, json.dumps(v, ensure_ascii=False, sort_keys=True))
-                       for k, v in c.context.items()))
+    ctx = tuple(
+        sorted((k, json.dumps(v, ensure_ascii=False, sort_keys=True)) for k, v in c.context.items())
+    )
     return CompiledCase(
-        name=c.name, output=c.output, origin=c.origin, location=c.at.loc(), input=c.input,
-        context=ctx, expect_pass=c.expect_pass, expect_fail=c.expect_fail, verdict=c.verdict,
-        fixed=c.fixed)
+        name=c.name,
+        output=c.output,
+        origin=c.origin,
+        location=c.at.loc(),
+        input=c.input,
+        context=ctx,
+        expect_pass=c.expect_pass,
+        expect_fail=c.expect_fail,
+        verdict=c.verdict,
+        fixed=c.fixed,
+    )
 
 
 def source_digest(source: PackSource, registry: Registry) -> str:
@@ -166,8 +223,9 @@ def source_digest(source: PackSource, registry: Registry) -> str:
 STAGES = ("parse", "check", "analyze", "cases", "build")
 
 
-def compile_pack(source: PackSource, registry: Registry
-                 ) -> tuple[CompiledPack | None, list[Diagnostic]]:
+def compile_pack(
+    source: PackSource, registry: Registry
+) -> tuple[CompiledPack | None, list[Diagnostic]]:
     """Run every stage; the pack is built only when no stage reported an error."""
     pipe = Pipeline(source, registry)
     pipe.parse()

@@ -15,7 +15,7 @@ Span = tuple[int, int]
 
 
 def _span() -> Span:
-    return field(default=(0, 0), compare=False, kw_only=True)  # type: ignore[return-value]
+    return field(default=(0, 0), compare=False, kw_only=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +266,9 @@ class Not:
     span: Span = _span()
 
 
-Expr: TypeAlias = Contains | Matches | Mentions | Quantified | Compare | Member | Call | And | Or | Not
+Expr: TypeAlias = (
+    Contains | Matches | Mentions | Quantified | Compare | Member | Call | And | Or | Not
+)
 
 
 # ---- on_fail ----------------------------------------------------------------------------------

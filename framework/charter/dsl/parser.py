@@ -6,7 +6,7 @@ import re
 from decimal import Decimal
 from functools import cache
 from importlib import resources
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import lark
 from lark import Token, Transformer, v_args
@@ -40,17 +40,46 @@ def _parser() -> lark.Lark:
 
 
 _KEYWORDS = {
-    "_OR": "or", "_AND": "and", "_NOT": "not", "_CONTAINS": "contains", "_ANY": "any",
-    "_ALL": "all", "_MATCHES": "matches", "_MENTIONS": "mentions", "_IN": "in",
-    "_UNLESS": "unless", "_BY": "by", "_NEAR": "near", "_WITHIN": "within", "_HAS": "has",
-    "_TWIN": "twin", "_UNIT": "unit", "_DECIMALS": "decimals", "_VALUE": "value", "_LEN": "len",
-    "_COUNT": "count", "_TRUE": "true", "_FALSE": "false", "_FIX": "fix",
+    "_OR": "or",
+    "_AND": "and",
+    "_NOT": "not",
+    "_CONTAINS": "contains",
+    "_ANY": "any",
+    "_ALL": "all",
+    "_MATCHES": "matches",
+    "_MENTIONS": "mentions",
+    "_IN": "in",
+    "_UNLESS": "unless",
+    "_BY": "by",
+    "_NEAR": "near",
+    "_WITHIN": "within",
+    "_HAS": "has",
+    "_TWIN": "twin",
+    "_UNIT": "unit",
+    "_DECIMALS": "decimals",
+    "_VALUE": "value",
+    "_LEN": "len",
+    "_COUNT": "count",
+    "_TRUE": "true",
+    "_FALSE": "false",
+    "_FIX": "fix",
 }
 _TERMINALS = {
-    "NAME": "a name", "STRING": "a string", "REGEX": "a /regex/", "NUMBER": "a number",
-    "CMP": "a comparison (== != < <= > >=)", "ADDOP": "+ or -", "LPAR": "'('", "RPAR": "')'",
-    "LSQB": "'['", "RSQB": "']'", "COMMA": "','", "DOT": "'.'", "$END": "the end",
-    "QUANT": "every / some / no", "SIDE": "preceded / followed",
+    "NAME": "a name",
+    "STRING": "a string",
+    "REGEX": "a /regex/",
+    "NUMBER": "a number",
+    "CMP": "a comparison (== != < <= > >=)",
+    "ADDOP": "+ or -",
+    "LPAR": "'('",
+    "RPAR": "')'",
+    "LSQB": "'['",
+    "RSQB": "']'",
+    "COMMA": "','",
+    "DOT": "'.'",
+    "$END": "the end",
+    "QUANT": "every / some / no",
+    "SIDE": "preceded / followed",
     "SIMPLE_ACTION": "block / escalate / retry / flag",
 }
 
@@ -79,15 +108,21 @@ def _syntax_error(text: str, exc: lark.exceptions.UnexpectedInput) -> DSLSyntaxE
         end = tok.end_pos if tok.end_pos is not None else start + 1
         if tok.type in ("NAME",) or tok.type in _KEYWORDS:
             kw = [_KEYWORDS[t] for t in expected if t in _KEYWORDS]
-            kw += [w for t in expected for w in {
-                "QUANT": ["every", "some", "no"], "SIDE": ["preceded", "followed"],
-                "SIMPLE_ACTION": ["block", "escalate", "retry", "flag"]}.get(t, [])]
+            kw += [
+                w
+                for t in expected
+                for w in {
+                    "QUANT": ["every", "some", "no"],
+                    "SIDE": ["preceded", "followed"],
+                    "SIMPLE_ACTION": ["block", "escalate", "retry", "flag"],
+                }.get(t, [])
+            ]
             hint = did_you_mean(str(tok.value), kw) if kw else ""
         if not hint or not hint.startswith("did you mean"):
             hint = "expected " + ", ".join(_describe_expected(expected))
         return DSLSyntaxError(f"unexpected '{tok.value}'", start, end, hint)
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
-        pos = exc.pos_in_stream
+        pos = exc.pos_in_stream or 0
         ch = text[pos] if pos < len(text) else ""
         hint = ""
         if ch in "“”‘’":
@@ -158,8 +193,9 @@ class _ToAST(Transformer[Token, Any]):
     # -- predicates
     def contains(self, meta: Any, c: list[Any]) -> A.Contains:
         s = _span_of(c[1])
-        return A.Contains(c[0], "one", A.Terms((_unquote(c[1]),), span=s), tuple(c[2:]),
-                          span=self._sp(meta))
+        return A.Contains(
+            c[0], "one", A.Terms((_unquote(c[1]),), span=s), tuple(c[2:]), span=self._sp(meta)
+        )
 
     def contains_any(self, meta: Any, c: list[Any]) -> A.Contains:
         return A.Contains(c[0], "any", c[1], tuple(c[2:]), span=self._sp(meta))
@@ -174,8 +210,13 @@ class _ToAST(Transformer[Token, Any]):
         return A.Mentions(c[0], self._name(c[1]), c[2], span=self._sp(meta))
 
     def quantified(self, meta: Any, c: list[Any]) -> A.Quantified:
-        return A.Quantified(str(c[0]), self._name(c[1]), c[2], c[3],  # type: ignore[arg-type]
-                            span=self._sp(meta))
+        return A.Quantified(
+            cast(Literal["every", "some", "no"], str(c[0])),
+            self._name(c[1]),
+            c[2],
+            c[3],
+            span=self._sp(meta),
+        )
 
     def compare(self, meta: Any, c: list[Any]) -> A.Compare:
         return A.Compare(str(c[1]), c[0], c[2], span=self._sp(meta))
@@ -188,7 +229,7 @@ class _ToAST(Transformer[Token, Any]):
         return A.Call(self._name(c[0]), args, span=self._sp(meta))
 
     def call_args(self, meta: Any, c: list[Any]) -> list[Any]:
-        out = []
+        out: list[Any] = []
         for a in c:
             if isinstance(a, Token) and a.type == "STRING":
                 out.append(A.Str(_unquote(a), span=_span_of(a)))
@@ -319,8 +360,9 @@ class _ToAST(Transformer[Token, Any]):
 
 def _parse(text: str, start: str) -> Any:
     if not text.strip():
-        raise DSLSyntaxError("empty expression", 0, 1, "write a condition such as "
-                             'output contains "请遵医嘱"')
+        raise DSLSyntaxError(
+            "empty expression", 0, 1, 'write a condition such as output contains "请遵医嘱"'
+        )
     try:
         tree = _parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as exc:

@@ -71,9 +71,14 @@ class Loader:
             return self._done[root]
         pack_file = root / "pack.yaml"
         if not pack_file.is_file():
-            self.diagnostics.append(error(
-                "CH004", "no pack.yaml in this directory", Location(display_path(root)),
-                "a pack is a directory with pack.yaml and rules.yaml; see docs/authoring.md"))
+            self.diagnostics.append(
+                error(
+                    "CH004",
+                    "no pack.yaml in this directory",
+                    Location(display_path(root)),
+                    "a pack is a directory with pack.yaml and rules.yaml; see docs/authoring.md",
+                )
+            )
             self._done[root] = None
             return None
         self._done[root] = None  # provisional, guards against cycles we failed to detect
@@ -97,11 +102,16 @@ class Loader:
                 continue
             if parent_root in stack or parent_root == root:
                 chain = [*stack, root]
-                cycle = chain[chain.index(parent_root):] + [parent_root]
+                cycle = [*chain[chain.index(parent_root) :], parent_root]
                 names = " -> ".join(p.name for p in cycle)
-                self.diagnostics.append(error(
-                    "CH021", f"extends cycle: {names}", at,
-                    "a pack may not extend itself, directly or through others"))
+                self.diagnostics.append(
+                    error(
+                        "CH021",
+                        f"extends cycle: {names}",
+                        at,
+                        "a pack may not extend itself, directly or through others",
+                    )
+                )
                 continue
             parent = self._load(parent_root, [*stack, root])
             if parent is None:
@@ -113,10 +123,15 @@ class Loader:
                     continue  # the same ruleset reached twice (diamond)
                 clash = next((r for r in inherited if r.id == rule.id), None)
                 if clash is not None:
-                    self.diagnostics.append(error(
-                        "CH022", f"rule id '{rule.id}' is defined by both '{clash.origin}' "
-                        f"and '{rule.origin}'", at,
-                        "override it in this pack with override: true to choose one"))
+                    self.diagnostics.append(
+                        error(
+                            "CH022",
+                            f"rule id '{rule.id}' is defined by both '{clash.origin}' "
+                            f"and '{rule.origin}'",
+                            at,
+                            "override it in this pack with override: true to choose one",
+                        )
+                    )
                     continue
                 inherited.append(rule)
                 inherited_at[rule.id] = parent.rules_at.get(rule.id, rule.at.loc())
@@ -161,10 +176,16 @@ class Loader:
         if target in self.named_packs:
             return self.named_packs[target].resolve()
         known = sorted(self.named_packs) + _nearby_rulesets(root)
-        self.diagnostics.append(error(
-            "CH020", f"unknown extends target '{target}'", at,
-            did_you_mean(target, known) or "give a path to a directory with a pack.yaml, "
-            "relative to this pack or a directory above it"))
+        self.diagnostics.append(
+            error(
+                "CH020",
+                f"unknown extends target '{target}'",
+                at,
+                did_you_mean(target, known)
+                or "give a path to a directory with a pack.yaml, "
+                "relative to this pack or a directory above it",
+            )
+        )
         return None
 
     def _check_requires(self, meta: Mapping[str, Any], doc: LocatedDoc | None) -> None:
@@ -173,23 +194,38 @@ class Loader:
             return
         for i, plugin in enumerate(_list(req.get("plugins"))):
             if isinstance(plugin, str) and plugin not in self.installed_plugins:
-                self.diagnostics.append(error(
-                    "CH025", f"required plugin '{plugin}' is not installed",
-                    doc.loc(("requires", "plugins", i)), f"pip install {plugin}"))
+                self.diagnostics.append(
+                    error(
+                        "CH025",
+                        f"required plugin '{plugin}' is not installed",
+                        doc.loc(("requires", "plugins", i)),
+                        f"pip install {plugin}",
+                    )
+                )
         spec = req.get("charter")
         if isinstance(spec, str):
             at = doc.loc(("requires", "charter"))
             try:
                 ok = Version(__version__) in SpecifierSet(spec)
             except InvalidSpecifier:
-                self.diagnostics.append(error(
-                    "CH013", f"'{spec}' is not a version specifier", at,
-                    "write a PEP 440 specifier such as '>=0.1,<1'"))
+                self.diagnostics.append(
+                    error(
+                        "CH013",
+                        f"'{spec}' is not a version specifier",
+                        at,
+                        "write a PEP 440 specifier such as '>=0.1,<1'",
+                    )
+                )
                 return
             if not ok:
-                self.diagnostics.append(error(
-                    "CH026", f"pack requires charter {spec}, but {__version__} is installed", at,
-                    f"pip install 'charter{spec}'"))
+                self.diagnostics.append(
+                    error(
+                        "CH026",
+                        f"pack requires charter {spec}, but {__version__} is installed",
+                        at,
+                        f"pip install 'charter{spec}'",
+                    )
+                )
 
     def _rules(
         self,
@@ -211,9 +247,14 @@ class Loader:
             id_loc = doc.loc(("rules", i, "id"))
             if rid in own_seen:
                 first = own_seen[rid]
-                self.diagnostics.append(error(
-                    "CH022", f"rule id '{rid}' defined twice (first at line {first.line})",
-                    id_loc, "rename one of them, or merge them into one rule"))
+                self.diagnostics.append(
+                    error(
+                        "CH022",
+                        f"rule id '{rid}' defined twice (first at line {first.line})",
+                        id_loc,
+                        "rename one of them, or merge them into one rule",
+                    )
+                )
                 continue
             own_seen[rid] = id_loc
             when = raw.get("when")
@@ -234,17 +275,26 @@ class Loader:
             pos = next((k for k, r in enumerate(merged) if r.id == rid), None)
             if pos is None:
                 if rule.override:
-                    self.diagnostics.append(warning(
-                        "CH024", f"rule '{rid}' has override: true but no inherited rule "
-                        f"'{rid}'", doc.key_loc(("rules", i, "override")),
-                        "remove override: true, or check the id and the pack's extends"))
+                    self.diagnostics.append(
+                        warning(
+                            "CH024",
+                            f"rule '{rid}' has override: true but no inherited rule '{rid}'",
+                            doc.key_loc(("rules", i, "override")),
+                            "remove override: true, or check the id and the pack's extends",
+                        )
+                    )
                 merged.append(rule)
             elif not rule.override:
                 parent = merged[pos]
-                self.diagnostics.append(error(
-                    "CH023", f"rule '{rid}' is already defined by '{parent.origin}' "
-                    f"({inherited_at.get(rid, parent.at.loc())})", id_loc,
-                    "add override: true to replace the inherited rule, or choose another id"))
+                self.diagnostics.append(
+                    error(
+                        "CH023",
+                        f"rule '{rid}' is already defined by '{parent.origin}' "
+                        f"({inherited_at.get(rid, parent.at.loc())})",
+                        id_loc,
+                        "add override: true to replace the inherited rule, or choose another id",
+                    )
+                )
             else:
                 merged[pos] = rule
             rules_at[rid] = id_loc
@@ -257,18 +307,20 @@ class Loader:
             if not isinstance(raw, dict) or not isinstance(raw.get("output"), str):
                 continue
             verdict, fixed = raw.get("verdict"), raw.get("fixed")
-            out.append(CaseSource(
-                name=_str(raw.get("name")) or f"case {i + 1}",
-                output=raw["output"],
-                origin=origin,
-                at=Located(doc, ("tests", i)),
-                input=_str(raw.get("input")),
-                context=_dict(raw.get("context")),
-                expect_pass=tuple(r for r in _list(raw.get("pass")) if isinstance(r, str)),
-                expect_fail=tuple(r for r in _list(raw.get("fail")) if isinstance(r, str)),
-                verdict=verdict if isinstance(verdict, str) else None,
-                fixed=fixed if isinstance(fixed, str) else None,
-            ))
+            out.append(
+                CaseSource(
+                    name=_str(raw.get("name")) or f"case {i + 1}",
+                    output=raw["output"],
+                    origin=origin,
+                    at=Located(doc, ("tests", i)),
+                    input=_str(raw.get("input")),
+                    context=_dict(raw.get("context")),
+                    expect_pass=tuple(r for r in _list(raw.get("pass")) if isinstance(r, str)),
+                    expect_fail=tuple(r for r in _list(raw.get("fail")) if isinstance(r, str)),
+                    verdict=verdict if isinstance(verdict, str) else None,
+                    fixed=fixed if isinstance(fixed, str) else None,
+                )
+            )
         return out
 
 
@@ -277,7 +329,9 @@ def _nearby_rulesets(root: Path) -> list[str]:
     for parent in [root, *root.parents][:4]:
         d = parent / "rulesets"
         if d.is_dir():
-            out += [f"rulesets/{p.name}" for p in sorted(d.iterdir()) if (p / "pack.yaml").is_file()]
+            out += [
+                f"rulesets/{p.name}" for p in sorted(d.iterdir()) if (p / "pack.yaml").is_file()
+            ]
     return out
 
 

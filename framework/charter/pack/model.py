@@ -77,7 +77,7 @@ class CaseSource:
 
 @dataclass(frozen=True)
 class PackSource:
-    """A pack with its ``extends`` resolved and rules merged (inherited first, overrides in place)."""
+    """A pack with extends resolved and rules merged (inherited first, overrides in place)."""
 
     name: str
     version: str

@@ -81,6 +81,7 @@ class _Bound:
     rule: CompiledRule
     when: Test | None
     check: Test
+    when_explain: Test | None  # the guard built to record what it found, for evidence
     repair: Repair | None
     repair_args: tuple[RepairArg, ...]
 
@@ -107,13 +108,16 @@ class Engine:
             if rule.action.kind == "fix" and rule.action.repair is not None:
                 repair = registry.repairs[rule.action.repair.text]
                 args = tuple(RepairArg(a.kind, a.value) for a in rule.action.args)
-            bound.append(_Bound(
-                rule,
-                builder.expr(rule.when) if rule.when is not None else None,
-                builder.expr(rule.check),
-                repair,
-                args,
-            ))
+            bound.append(
+                _Bound(
+                    rule,
+                    builder.expr(rule.when) if rule.when is not None else None,
+                    builder.expr(rule.check),
+                    builder.expr(rule.when, negated=True) if rule.when is not None else None,
+                    repair,
+                    args,
+                )
+            )
         self._rules = tuple(bound)
         self._messages = pack.messages
 
@@ -131,21 +135,27 @@ class Engine:
         env.start_explaining()
         try:
             b.check(env)
+            if not env.spans and b.when_explain is not None:
+                # a missing phrase has no span: point at what made the rule apply instead
+                b.when_explain(env)
         finally:
             env.stop_explaining()
         spans = tuple(sorted(set(env.spans)))
-        items = tuple(sorted({(i.start, i.end): i for i in env.witnesses}.values(),
-                             key=lambda i: i.start))
+        items = tuple(
+            sorted({(i.start, i.end): i for i in env.witnesses}.values(), key=lambda i: i.start)
+        )
         return _Failure(spans, items)
 
-    def evaluate(self, output: str, input: str = "", context: Mapping[str, Any] | None = None
-                 ) -> dict[str, Outcome]:
+    def evaluate(
+        self, output: str, input: str = "", context: Mapping[str, Any] | None = None
+    ) -> dict[str, Outcome]:
         """Outcome of every rule, without repairs: the fast path."""
         env = self._env(output, input, context or {})
         return {b.rule.id: self._outcome(b, env) for b in self._rules}
 
-    def check(self, output: str, input: str = "", context: Mapping[str, Any] | None = None
-              ) -> CheckResult:
+    def check(
+        self, output: str, input: str = "", context: Mapping[str, Any] | None = None
+    ) -> CheckResult:
         ctx = context or {}
         env = self._env(output, input, ctx)
         outcomes: dict[str, Outcome] = {}
@@ -173,18 +183,17 @@ class Engine:
         if rank == 0:
             verdict = "fixed" if text != output else "pass"
 
-        findings = [self._finding(by_id[rid].rule, output, f, fixed=final[rid] != "fail")
-                    for rid, f in failures.items()]
+        findings = [
+            self._finding(by_id[rid].rule, output, f, fixed=final[rid] != "fail")
+            for rid, f in failures.items()
+        ]
         if text != output:
             fresh = self._env(text, input, ctx)
             for rid, o in final.items():
                 if o == "fail" and rid not in failures:
                     f = self._explain(by_id[rid], fresh)
                     findings.append(self._finding(by_id[rid].rule, text, f, introduced=True))
-        if verdict == "block":
-            final_text = self._messages.get("safe", "")
-        else:
-            final_text = text
+        final_text = self._messages.get("safe", "") if verdict == "block" else text
         return CheckResult(
             verdict,  # type: ignore[arg-type]
             output,
@@ -206,14 +215,16 @@ class Engine:
                     continue
                 f = self._explain(b, env)
                 text = b.repair.apply(
-                    b.repair_args, RepairInput(text, f.spans, f.items, self.extractors))
+                    b.repair_args, RepairInput(text, f.spans, f.items, self.extractors)
+                )
             if text == before:
                 break
         return text
 
     @staticmethod
-    def _finding(rule: CompiledRule, text: str, f: _Failure, *, fixed: bool = False,
-                 introduced: bool = False) -> Finding:
+    def _finding(
+        rule: CompiledRule, text: str, f: _Failure, *, fixed: bool = False, introduced: bool = False
+    ) -> Finding:
         return Finding(
             rule.id,
             rule.action.kind,

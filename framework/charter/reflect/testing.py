@@ -55,8 +55,9 @@ class Coverage:
     def missing(self) -> list[str]:
         out = []
         for (origin, rid), c in sorted(self.rules.items()):
-            lacks = [w for w, seen in (("passing", c.seen_pass), ("failing", c.seen_fail))
-                     if not seen]
+            lacks = [
+                w for w, seen in (("passing", c.seen_pass), ("failing", c.seen_fail)) if not seen
+            ]
             if lacks:
                 out.append(f"{origin}/{rid}: never seen {' or '.join(lacks)}")
         return out
@@ -66,8 +67,9 @@ def _quote(text: str | None) -> str:
     return "(none)" if text is None else repr(text)
 
 
-def run_case(pack: CompiledPack, engine: Engine, case: CompiledCase, coverage: Coverage
-             ) -> CaseResult:
+def run_case(
+    pack: CompiledPack, engine: Engine, case: CompiledCase, coverage: Coverage
+) -> CaseResult:
     started = time.perf_counter()
     result = engine.check(case.output, case.input, case.context_dict())
     seconds = time.perf_counter() - started
@@ -91,7 +93,9 @@ def run_case(pack: CompiledPack, engine: Engine, case: CompiledCase, coverage: C
     if case.verdict is not None and result.verdict != case.verdict:
         problems.append(f"expected verdict '{case.verdict}', got '{result.verdict}'")
     if case.fixed is not None and result.fixed_text != case.fixed:
-        problems.append(f"expected fixed text {_quote(case.fixed)}, got {_quote(result.fixed_text)}")
+        problems.append(
+            f"expected fixed text {_quote(case.fixed)}, got {_quote(result.fixed_text)}"
+        )
     return CaseResult(pack.name, case, result, tuple(problems), seconds)
 
 
@@ -111,13 +115,26 @@ def junit_xml(results: Sequence[CaseResult], coverage: Coverage) -> bytes:
         failures = sum(1 for r in rs if not r.ok)
         total_fail += failures
         suite = ET.SubElement(
-            suites, "testsuite", name=pack_name, tests=str(len(rs)), failures=str(failures),
-            errors="0", skipped="0", time=f"{sum(r.seconds for r in rs):.6f}")
+            suites,
+            "testsuite",
+            name=pack_name,
+            tests=str(len(rs)),
+            failures=str(failures),
+            errors="0",
+            skipped="0",
+            time=f"{sum(r.seconds for r in rs):.6f}",
+        )
         for r in rs:
             loc = r.case.location
             tc = ET.SubElement(
-                suite, "testcase", classname=pack_name, name=r.case.name,
-                file=loc.path, line=str(loc.line), time=f"{r.seconds:.6f}")
+                suite,
+                "testcase",
+                classname=pack_name,
+                name=r.case.name,
+                file=loc.path,
+                line=str(loc.line),
+                time=f"{r.seconds:.6f}",
+            )
             if r.problems:
                 failure = ET.SubElement(tc, "failure", message=r.problems[0], type="CaseFailed")
                 failure.text = "\n".join(r.problems)
@@ -126,7 +143,7 @@ def junit_xml(results: Sequence[CaseResult], coverage: Coverage) -> bytes:
     props = ET.SubElement(suites, "properties")
     ET.SubElement(props, "property", name="rule_coverage_percent", value=f"{coverage.percent:.1f}")
     ET.indent(suites)
-    return ET.tostring(suites, encoding="utf-8", xml_declaration=True)
+    return bytes(ET.tostring(suites, encoding="utf-8", xml_declaration=True))
 
 
 def summarize(results: Iterable[CaseResult]) -> tuple[int, int]:

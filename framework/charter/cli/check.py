@@ -1,0 +1,111 @@
+"""``charter check``: run a pack's checkers on one text and show findings, verdict, fixed text.
+
+Exit status: 0 when the verdict is pass or fixed, 1 when it is retry, escalate or block (or the
+pack does not compile), 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from charter.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_USER,
+    DiagFormat,
+    OutFormat,
+    compile_all,
+    emit_diagnostics,
+    registry,
+    resolve_domain,
+)
+from charter.diagnostics import Location, error
+from charter.reflect.engine import CheckResult, Engine
+
+
+def _read_text(text: str | None, file: Path | None) -> str | None:
+    if text is not None and file is not None:
+        return None
+    if file is not None:
+        return file.read_text(encoding="utf-8")
+    if text is not None:
+        return text
+    if sys.stdin.isatty():
+        return None
+    return sys.stdin.read().rstrip("\n")
+
+
+def render(result: CheckResult, pack_name: str) -> str:
+    lines = [f"{pack_name}: {result.verdict}"]
+    for f in result.findings:
+        state = " [fixed]" if f.fixed else " [introduced by a repair]" if f.introduced else ""
+        found = f" — found {', '.join(repr(e) for e in f.evidence)}" if f.evidence else ""
+        lines.append(f"  ✗ {f.rule_id} ({f.action}){state}: {f.message}{found}")
+    if result.fixed_text is not None:
+        lines.append("fixed text:")
+        lines.append(f"  {result.fixed_text}")
+    if result.verdict == "block":
+        lines.append("sent instead:")
+        lines.append(f"  {result.final_text}")
+    return "\n".join(lines) + "\n"
+
+
+def run(
+    domain: str,
+    text: str | None,
+    *,
+    file: Path | None,
+    input: str,
+    context: str | None,
+    fmt: OutFormat,
+) -> int:
+    output = _read_text(text, file)
+    if output is None:
+        typer.echo(
+            "charter check: give the text as an argument, with --file, or on stdin "
+            "(not both an argument and --file)",
+            err=True,
+        )
+        return EXIT_USAGE
+    ctx: dict[str, Any] = {}
+    if context is not None:
+        try:
+            loaded = json.loads(context)
+        except json.JSONDecodeError as exc:
+            typer.echo(f"charter check: --context is not valid JSON: {exc}", err=True)
+            return EXIT_USAGE
+        if not isinstance(loaded, dict):
+            typer.echo("charter check: --context must be a JSON object", err=True)
+            return EXIT_USAGE
+        ctx = loaded
+    root = resolve_domain(domain)
+    reg, diags = registry()
+    if root is None:
+        diags.append(
+            error(
+                "CH004",
+                f"unknown domain '{domain}'",
+                Location(domain),
+                "give a pack directory, or the name of one under domains/ or rulesets/",
+            )
+        )
+        emit_diagnostics(diags, DiagFormat.text)
+        return EXIT_USER
+    packs, more = compile_all([root], reg)
+    diags += more
+    if not packs:
+        emit_diagnostics(diags, DiagFormat.text)
+        return EXIT_USER
+    pack = packs[0]
+    result = Engine(pack, reg).check(output, input, ctx)
+    if fmt is OutFormat.json:
+        doc = {"pack": pack.name, **result.as_dict()}
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        sys.stdout.write(render(result, pack.name))
+    return EXIT_OK if result.verdict in ("pass", "fixed") else EXIT_USER

@@ -1,0 +1,130 @@
+"""What every subcommand shares: the registry, finding packs, printing diagnostics."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Sequence
+from enum import StrEnum
+from pathlib import Path
+
+from charter import __version__
+from charter.compile import CompiledPack, compile_path
+from charter.diagnostics import (
+    Diagnostic,
+    Location,
+    SourceCache,
+    error,
+    render_github,
+    render_json,
+    render_sarif,
+    render_text,
+    sort_diagnostics,
+)
+from charter.pack.loader import display_path
+from charter.plugins import default_registry
+from charter.registry import Registry
+
+EXIT_OK, EXIT_USER, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+
+class DiagFormat(StrEnum):
+    text = "text"
+    json = "json"
+    github = "github"
+    sarif = "sarif"
+
+
+class OutFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+def registry() -> tuple[Registry, list[Diagnostic]]:
+    reg, diags = default_registry()
+    return reg, list(diags)
+
+
+def find_packs(paths: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """Pack directories at or below each path (a pack.yaml file stands for its directory)."""
+    found: list[Path] = []
+    diags: list[Diagnostic] = []
+    for path in paths:
+        if not path.exists():
+            diags.append(
+                error(
+                    "CH004",
+                    "no such file or directory",
+                    Location(str(path)),
+                    "give a pack directory or a directory containing packs",
+                )
+            )
+            continue
+        if path.is_file():
+            path = path.parent
+        if (path / "pack.yaml").is_file():
+            candidates = [path]
+        else:
+            candidates = sorted(
+                p.parent
+                for p in path.rglob("pack.yaml")
+                if not any(part.startswith(".") for part in p.parts)
+            )
+        if not candidates:
+            diags.append(
+                error(
+                    "CH004",
+                    "no pack.yaml found here",
+                    Location(display_path(path)),
+                    "a pack is a directory with a pack.yaml",
+                )
+            )
+        for c in candidates:
+            if c.resolve() not in (f.resolve() for f in found):
+                found.append(c)
+    return found, diags
+
+
+def resolve_domain(name: str) -> Path | None:
+    """A path, or a pack name looked up in domains/ and rulesets/ here or in a parent."""
+    direct = Path(name)
+    if (direct / "pack.yaml").is_file():
+        return direct
+    if direct.is_file() and direct.name == "pack.yaml":
+        return direct.parent
+    here = Path.cwd()
+    for base in [here, *here.parents]:
+        for kind in ("domains", "rulesets"):
+            candidate = base / kind / name
+            if (candidate / "pack.yaml").is_file():
+                return candidate
+    return None
+
+
+def compile_all(
+    paths: Iterable[Path], reg: Registry, *, use_cache: bool = True
+) -> tuple[list[CompiledPack], list[Diagnostic]]:
+    packs, diags = [], []
+    for path in paths:
+        kwargs = {} if use_cache else {"cache_dir": None}
+        pack, more = compile_path(path, reg, **kwargs)
+        diags.extend(more)
+        if pack is not None:
+            packs.append(pack)
+    return packs, diags
+
+
+def emit_diagnostics(diags: Sequence[Diagnostic], fmt: DiagFormat, max_errors: int = 0) -> None:
+    """Print sorted diagnostics in the chosen format; ``max_errors`` caps text output."""
+    ordered = sort_diagnostics(diags)
+    if fmt is DiagFormat.json:
+        sys.stdout.write(render_json(ordered))
+    elif fmt is DiagFormat.sarif:
+        sys.stdout.write(render_sarif(ordered, __version__))
+    elif fmt is DiagFormat.github:
+        sys.stdout.write(render_github(ordered))
+    else:
+        shown = ordered[:max_errors] if max_errors > 0 else ordered
+        out = render_text(shown, SourceCache())
+        if len(shown) < len(ordered):
+            out += f"... and {len(ordered) - len(shown)} more (raise --max-errors to see them)\n"
+        sys.stdout.write(out)

@@ -1,0 +1,163 @@
+"""The ``charter`` command. Each subcommand lives in its own module and returns an exit code.
+
+Exit codes: 0 ok, 1 user error (with diagnostics), 2 usage error, 3 internal error (the
+traceback goes to a log file whose path is printed, never to the user's terminal).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Annotated
+
+import click
+import typer
+
+from charter import __version__
+from charter.cli import check as check_cmd
+from charter.cli import demo as demo_cmd
+from charter.cli import schema as schema_cmd
+from charter.cli import test as test_cmd
+from charter.cli import validate as validate_cmd
+from charter.cli.common import EXIT_INTERNAL, EXIT_USAGE, DiagFormat, OutFormat
+
+app = typer.Typer(
+    name="charter",
+    help="Compile YAML domain packs into deterministic checkers and run them.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"charter {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Charter: rules, goals, memory and skills around a small local LLM."""
+
+
+@app.command()
+def validate(
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Packs or directories of packs.")
+    ] = None,
+    strict: Annotated[bool, typer.Option(help="Fail on warnings too.")] = False,
+    format: Annotated[
+        DiagFormat, typer.Option("--format", help="Output format.")
+    ] = DiagFormat.text,
+    max_errors: Annotated[int, typer.Option(help="Show at most N problems (0: all).")] = 0,
+    cache: Annotated[bool, typer.Option(help="Use the compile cache.")] = True,
+) -> None:
+    """Load, schema-check and compile packs. Silent on success."""
+    raise typer.Exit(
+        validate_cmd.run(
+            paths or [], strict=strict, fmt=format, max_errors=max_errors, use_cache=cache
+        )
+    )
+
+
+@app.command()
+def check(
+    text: Annotated[str | None, typer.Argument(help="The text to check (default: stdin).")] = None,
+    domain: Annotated[str, typer.Option(help="Pack directory or name.")] = ...,  # type: ignore[assignment]
+    file: Annotated[Path | None, typer.Option(help="Read the text from a file.")] = None,
+    input: Annotated[str, typer.Option("--input", help="The user's input for this turn.")] = "",
+    context: Annotated[str | None, typer.Option(help="Turn context as a JSON object.")] = None,
+    format: Annotated[OutFormat, typer.Option("--format", help="Output format.")] = OutFormat.text,
+) -> None:
+    """Check one output: findings, verdict and the repaired text."""
+    raise typer.Exit(
+        check_cmd.run(domain, text, file=file, input=input, context=context, fmt=format)
+    )
+
+
+@app.command()
+def test(
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Packs or directories of packs.")
+    ] = None,
+    threshold: Annotated[
+        float, typer.Option(help="Fail below this rule coverage (percent).")
+    ] = 0.0,
+    junit_xml: Annotated[Path | None, typer.Option("--junit-xml", help="Write JUnit XML.")] = None,
+    format: Annotated[OutFormat, typer.Option("--format", help="Output format.")] = OutFormat.text,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="List passing cases too.")
+    ] = False,
+    coverage: Annotated[bool, typer.Option("--coverage", help="Show coverage per rule.")] = False,
+) -> None:
+    """Run the packs' test cases and report rule coverage."""
+    raise typer.Exit(
+        test_cmd.run(
+            paths or [],
+            threshold=threshold,
+            junit=junit_xml,
+            fmt=format,
+            verbose=verbose,
+            show_coverage=coverage,
+        )
+    )
+
+
+@app.command()
+def schema(
+    kind: Annotated[str | None, typer.Argument(help="pack, rules, ... (none: list kinds)")] = None,
+) -> None:
+    """Print the JSON Schema of a pack file kind."""
+    raise typer.Exit(schema_cmd.run(kind))
+
+
+@app.command()
+def demo() -> None:
+    """Show the first-party domains checking realistic model outputs."""
+    raise typer.Exit(demo_cmd.run())
+
+
+def _crash_log() -> Path:
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    fd, name = tempfile.mkstemp(prefix=f"charter-crash-{stamp}-", suffix=".log")
+    with open(fd, "w", encoding="utf-8") as fh:
+        fh.write(f"charter {__version__}\nargv: {sys.argv}\n\n")
+        fh.write(traceback.format_exc())
+    return Path(name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns (and with ``sys.exit`` in the console script, exits with) a code."""
+    try:
+        rv = app(args=argv, prog_name="charter", standalone_mode=False)
+    except click.exceptions.UsageError as exc:
+        exc.show()
+        return EXIT_USAGE
+    except click.exceptions.Abort:
+        typer.echo("aborted", err=True)
+        return 130
+    except Exception as exc:  # the last line of defence: a log, not a traceback
+        log = _crash_log()
+        typer.echo(
+            f"charter: internal error: {type(exc).__name__}: {exc}\n"
+            f"the full traceback is in {log}; please report it",
+            err=True,
+        )
+        return EXIT_INTERNAL
+    return rv if isinstance(rv, int) else 0
+
+
+def console() -> None:
+    sys.exit(main())

@@ -8,7 +8,8 @@ from enum import StrEnum
 from pathlib import Path
 
 from charter import __version__
-from charter.compile import CompiledPack, compile_path
+from charter.compile.api import compile_path
+from charter.compile.compiled import CompiledPack
 from charter.diagnostics import (
     Diagnostic,
     Location,

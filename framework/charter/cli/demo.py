@@ -19,7 +19,7 @@ from charter.cli.common import (
     registry,
     resolve_domain,
 )
-from charter.compile import compile_path
+from charter.compile.api import compile_path
 from charter.reflect.engine import Engine
 
 SAMPLES: dict[str, list[tuple[str, dict[str, object]]]] = {

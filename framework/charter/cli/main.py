@@ -13,7 +13,6 @@ import traceback
 from pathlib import Path
 from typing import Annotated
 
-import click
 import typer
 
 from charter import __version__
@@ -129,6 +128,10 @@ def demo() -> None:
     raise typer.Exit(demo_cmd.run())
 
 
+# typer ships its own copy of click; its usage error is the base class of typer.BadParameter
+_USAGE_ERROR: type[Exception] = typer.BadParameter.__mro__[1]
+
+
 def _crash_log() -> Path:
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     fd, name = tempfile.mkstemp(prefix=f"charter-crash-{stamp}-", suffix=".log")
@@ -142,10 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point; returns (and with ``sys.exit`` in the console script, exits with) a code."""
     try:
         rv = app(args=argv, prog_name="charter", standalone_mode=False)
-    except click.exceptions.UsageError as exc:
+    except _USAGE_ERROR as exc:
         exc.show()
         return EXIT_USAGE
-    except click.exceptions.Abort:
+    except typer.Abort:
         typer.echo("aborted", err=True)
         return 130
     except Exception as exc:  # the last line of defence: a log, not a traceback

@@ -257,6 +257,8 @@ class Checker:
         pred = self.registry.predicates.get(node.name.text)
         if pred is None:
             hint = did_you_mean(node.name.text, self.registry.predicates)
+            if not self.registry.predicates:
+                hint = "no plugin predicates are installed"
             if node.name.text in self.registry.extractors:
                 hint = f"'{node.name.text}' is an extractor: write output mentions {node.name.text}"
             self._err("CH103", f"unknown predicate '{node.name.text}'", node.name.span, hint)

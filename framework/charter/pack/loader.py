@@ -326,7 +326,7 @@ class Loader:
 
 def _nearby_rulesets(root: Path) -> list[str]:
     out: list[str] = []
-    for parent in [root, *root.parents][:4]:
+    for parent in [root, *root.parents]:
         d = parent / "rulesets"
         if d.is_dir():
             out += [

@@ -29,7 +29,6 @@ typecheck: $(STAMP)
 	$(BIN)/mypy framework/charter plugins/charter-zh/charter_zh
 
 pytest: $(STAMP)
-	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest

@@ -6,7 +6,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.diagnostics import Diagnostic
@@ -29,9 +28,9 @@ CompileText = Callable[[str], tuple[CompiledPack | None, list[Diagnostic]]]
 
 @pytest.fixture
 def compile_rules(tmp_path: Path, registry: Registry) -> CompileText:
-    def compile_(rules_yaml: str, pack_yaml: str = PACK_YAML) -> tuple[
-        CompiledPack | None, list[Diagnostic]
-    ]:
+    def compile_(
+        rules_yaml: str, pack_yaml: str = PACK_YAML
+    ) -> tuple[CompiledPack | None, list[Diagnostic]]:
         pack = tmp_path / "pack"
         pack.mkdir(exist_ok=True)
         (pack / "pack.yaml").write_text(pack_yaml, encoding="utf-8")

@@ -31,10 +31,11 @@ from charter.pack.yamlsrc import LocatedDoc, load_yaml
 
 def display_path(path: Path) -> str:
     """Paths in diagnostics are relative to the working directory when they are below it."""
+    absolute = Path(os.path.abspath(path))
     try:
-        return os.path.relpath(path)
+        return absolute.relative_to(Path.cwd()).as_posix()
     except ValueError:
-        return str(path)
+        return str(absolute)
 
 
 @dataclass

@@ -165,11 +165,10 @@ def _convert(doc: LocatedDoc, err: Any, seen: set[Pointer]) -> list[Diagnostic]:
     kw, arg, value, schema = err.validator, err.validator_value, err.instance, err.schema
     subject = _subject(ptr)
     if kw in ("oneOf", "anyOf"):
-        best = best_match(err.context) if err.context else None
-        if best is None:
-            return [
-                error("CH013", f"{subject} does not match exactly one allowed form", doc.loc(ptr))
-            ]
+        best = best_match([err])  # descends into the alternatives to the most specific error
+        if best is err:
+            message = f"{subject} does not match exactly one allowed form"
+            return [error("CH013", message, doc.loc(ptr))]
         # The closest alternative's complaint is the useful one; the code stays "not allowed".
         inner = _convert(doc, best, seen)
         return [dataclasses.replace(d, code="CH013", severity=Severity.ERROR) for d in inner]

@@ -44,10 +44,10 @@ class _Loader(yaml.SafeLoader):
     yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - PyYAML's own class registry
 
 
-for _name, _first in (("bool", "tTfF"), ("int", "-+0123456789"), ("float", "-+.0123456789")):
+_FIRST = (("bool", "tTfF"), ("int", "-+0123456789"), ("float", "-+.0123456789"))
+for _name, _first in (*_FIRST, ("null", "~nN"), ("merge", "<")):
     _Loader.add_implicit_resolver(_TAG + _name, _CORE_RE[_name], list(_first))
-_Loader.add_implicit_resolver(_TAG + "null", _CORE_RE["null"], ["~", "n", "N", ""])
-_Loader.add_implicit_resolver(_TAG + "merge", _CORE_RE["merge"], ["<"])
+_Loader.add_implicit_resolver(_TAG + "null", _CORE_RE["null"], [""])  # the empty scalar
 
 
 class _Source:
@@ -352,6 +352,30 @@ def _tab_diagnostics(src: _Source) -> list[Diagnostic]:
     ]
 
 
+# Hints for PyYAML's messages, searched in "problem | context"; {at} is the context mark.
+_HINTS = [
+    (r"unexpected .*quoted scalar", "the quoted string that starts at {at} is never closed"),
+    (r"unknown escape", "inside double quotes write a backslash as \\\\, or use single quotes"),
+    (
+        r"^mapping values are not",
+        "put the value in quotes if it contains ': ', or check this line's indentation",
+    ),
+    (
+        r"^expected <block end>",
+        "check the indentation: this line does not line up with the block at {at}",
+    ),
+    (
+        r"^could not find expected ':'",
+        "write 'key: value', or indent this line to continue the value above it",
+    ),
+    (r"^found character '\\t'", "replace the tab with spaces; YAML does not allow tabs here"),
+    (r"cannot start any token", "put the value in quotes"),
+    (r"^found undefined alias '(.*)'", "define the anchor '&{0}' before using '*{0}'"),
+    (r"flow (sequence|mapping)", "separate items with ',' and close the collection at {at}"),
+    (r"<stream end>.*flow node", "a '[' or '{{' is never closed"),
+]
+
+
 def _syntax_error(exc: yaml.YAMLError, src: _Source) -> Diagnostic:
     if isinstance(exc, yaml.reader.ReaderError):
         char = exc.character if isinstance(exc.character, int) else 0
@@ -360,44 +384,24 @@ def _syntax_error(exc: yaml.YAMLError, src: _Source) -> Diagnostic:
         return error("CH001", f"character U+{char:04X} is not allowed in YAML", where, hint)
     if not isinstance(exc, yaml.MarkedYAMLError):
         return error("CH001", str(exc), src.loc(0))
-    problem, context = exc.problem or "", exc.context or ""
-    mark = exc.problem_mark or exc.context_mark
+    problem, context, cmark = exc.problem or "", exc.context or "", exc.context_mark
+    mark = exc.problem_mark or cmark
     where = src.loc(mark.index if mark else 0)
-    opened = ""
-    if exc.context_mark is not None:
-        line, col = src.pos(exc.context_mark.index)
-        opened = f"line {line}, column {col}"
+    at = "line {}, column {}".format(*src.pos(cmark.index)) if cmark else ""
     message = f"{problem} {context}" if context and not context.endswith("next token") else problem
     hint = ""
     if context.startswith("expected a single document"):
         message = "expected a single YAML document"
         hint = "a pack file holds one document: remove the '---' or move the rest to another file"
     elif context.startswith("found duplicate anchor"):
-        message = f"duplicate anchor {context.split()[3].rstrip(';')} (first defined at {opened})"
+        message = f"duplicate anchor {context.split()[3].rstrip(';')} (first defined at {at})"
         hint = "give each anchor its own name"
-    elif "quoted scalar" in context and "unexpected" in problem:
-        hint = f"the quoted string that starts at {opened} is never closed"
-    elif "unknown escape" in problem:
-        hint = "inside double quotes write a backslash as \\\\, or use single quotes"
-    elif problem == "mapping values are not allowed here":
-        hint = "put the value in quotes if it contains ': ', or check this line's indentation"
-    elif problem.startswith("expected <block end>"):
-        hint = f"check the indentation: this line does not line up with the block at {opened}"
-    elif problem == "could not find expected ':'" and exc.context_mark is not None:
-        where = src.loc(exc.context_mark.index)  # the key line, not the line after it
-        hint = "write 'key: value', or indent this line to continue the value above it"
-    elif problem.startswith("found character '\\t'"):
-        hint = "replace the tab with spaces; YAML does not allow tabs here"
-    elif problem.endswith("cannot start any token"):
-        hint = "put the value in quotes"
-    elif problem.startswith("found undefined alias"):
-        name = problem.split()[-1].strip("'")
-        hint = f"define the anchor '&{name}' before using '*{name}'"
-    elif "flow sequence" in context or "flow mapping" in context:
-        close = "]" if "sequence" in context else "}"
-        hint = f"separate items with ',' and close the collection at {opened} with '{close}'"
-    elif "flow node" in context and "<stream end>" in problem:
-        hint = "a '[' or '{' is never closed"
+    else:
+        found = ((m, t) for p, t in _HINTS if (m := re.search(p, f"{problem} | {context}")))
+        match, template = next(found, (None, ""))
+        hint = template.format(*match.groups(), at=at) if match else ""
+        if problem == "could not find expected ':'" and cmark:
+            where = src.loc(cmark.index)  # the line with the key, not the line after it
     return error("CH001", message.strip() or "invalid YAML", where, hint)
 
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from charter.reflect.engine import Engine
+
 from tests.unit.conftest import one_rule
 
 CASES: list[tuple[str, str, dict[str, Any], str]] = [
@@ -46,7 +46,12 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ('output mentions percent near ["税率", "收益"]', "税率3%", {}, "pass"),
     ("output mentions percent near money", "手续费¥10.00，费率1%", {}, "pass"),
     # -- quantifiers and item predicates
-    ("every money in output has twin money_upper", "¥12,345.60（壹万贰仟叁佰肆拾伍元陆角）", {}, "pass"),
+    (
+        "every money in output has twin money_upper",
+        "¥12,345.60（壹万贰仟叁佰肆拾伍元陆角）",
+        {},
+        "pass",
+    ),
     ("every money in output has twin money_upper", "¥12,345.60（壹万贰仟元整）", {}, "fail"),
     ("every money in output has twin money_upper", "没有金额", {}, "pass"),  # vacuous
     ("some money in output has twin money_upper", "没有金额", {}, "fail"),
@@ -59,10 +64,30 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     (r"every date in output matches /^\d{4}-\d{2}-\d{2}$/", "2024-05-01", {}, "pass"),
     (r"every date in output matches /^\d{4}-\d{2}-\d{2}$/", "2024年5月1日", {}, "fail"),
     (r"every date in output not matches /年/", "2024-05-01", {}, "pass"),
-    ('every url in output followed by "（请自行核实）"', "见https://a.example.com（请自行核实）", {}, "pass"),
-    ('every url in output followed by "（请自行核实）"', "见https://a.example.com （请自行核实）", {}, "pass"),
-    ('every url in output followed by "（请自行核实）"', "见https://a.example.com，（请自行核实）", {}, "fail"),
-    ('every url in output followed by "（请自行核实）" within 1', "见https://a.example.com，（请自行核实）", {}, "pass"),
+    (
+        'every url in output followed by "（请自行核实）"',
+        "见https://a.example.com（请自行核实）",
+        {},
+        "pass",
+    ),
+    (
+        'every url in output followed by "（请自行核实）"',
+        "见https://a.example.com （请自行核实）",
+        {},
+        "pass",
+    ),
+    (
+        'every url in output followed by "（请自行核实）"',
+        "见https://a.example.com，（请自行核实）",
+        {},
+        "fail",
+    ),
+    (
+        'every url in output followed by "（请自行核实）" within 1',
+        "见https://a.example.com，（请自行核实）",
+        {},
+        "pass",
+    ),
     ('every percent in output preceded by "税率"', "税率 3%", {}, "pass"),
     ('every percent in output (near "税率" or near "收益")', "收益3%，税率5%", {}, "pass"),
     # -- comparisons, len, count, arithmetic, membership, totality
@@ -73,7 +98,12 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
     ("context.score >= 0.72", "x", {"score": 0.5}, "fail"),
     ("context.score >= 0.72", "x", {}, "fail"),  # missing value: comparison is false
     ("context.score != 0.72", "x", {}, "pass"),
-    ("memory.min_confidence < pack.thresholds.uncertainty", "x", {"memory": {"min_confidence": 0.6}}, "pass"),
+    (
+        "memory.min_confidence < pack.thresholds.uncertainty",
+        "x",
+        {"memory": {"min_confidence": 0.6}},
+        "pass",
+    ),
     ("goal.slots.budget - 500 <= 1500", "x", {"goal": {"slots": {"budget": 2000}}}, "pass"),
     ("goal.slots.budget - 500 <= 1500", "x", {"goal": {"slots": {"budget": 2001}}}, "fail"),
     ("context.range[1] - context.range[0] <= 3", "x", {"range": [2020, 2023]}, "pass"),
@@ -92,10 +122,18 @@ CASES: list[tuple[str, str, dict[str, Any], str]] = [
 ]
 
 
-@pytest.mark.parametrize(("check", "text", "context", "expected"), CASES,
-                         ids=[f"{i}:{c[0][:40]}" for i, c in enumerate(CASES)])
-def test_outcome(engine_for: Callable[[str], Engine], check: str, text: str,
-                 context: dict[str, Any], expected: str) -> None:
+@pytest.mark.parametrize(
+    ("check", "text", "context", "expected"),
+    CASES,
+    ids=[f"{i}:{c[0][:40]}" for i, c in enumerate(CASES)],
+)
+def test_outcome(
+    engine_for: Callable[[str], Engine],
+    check: str,
+    text: str,
+    context: dict[str, Any],
+    expected: str,
+) -> None:
     engine = engine_for(one_rule(check))
     assert engine.evaluate(text, "", context)["r"] == expected
 
@@ -113,8 +151,9 @@ def test_input_subject(engine_for: Callable[[str], Engine]) -> None:
         ('output contains "收益"', "收益很好，历史业绩不预示未来表现", "pass"),
     ],
 )
-def test_when_guard(engine_for: Callable[[str], Engine], when: str, text: str,
-                    expected: str) -> None:
+def test_when_guard(
+    engine_for: Callable[[str], Engine], when: str, text: str, expected: str
+) -> None:
     engine = engine_for(one_rule('output contains "历史业绩不预示未来表现"', when=when))
     assert engine.evaluate(text)["r"] == expected
 
@@ -141,7 +180,8 @@ def test_findings_carry_the_evidence_that_failed(
 
 
 def test_guard_evidence_when_the_check_has_none(engine_for: Callable[[str], Engine]) -> None:
-    rules = one_rule('output contains "历史业绩不预示未来表现"',
-                     when='output mentions percent near "收益"')
+    rules = one_rule(
+        'output contains "历史业绩不预示未来表现"', when='output mentions percent near "收益"'
+    )
     result = engine_for(rules).check("收益率5.2%")
     assert result.findings[0].evidence == ("5.2%",)

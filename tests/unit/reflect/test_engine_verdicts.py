@@ -6,7 +6,6 @@ import pickle
 from collections.abc import Callable
 
 import pytest
-
 from charter.reflect.engine import Engine
 
 RULES = """
@@ -39,8 +38,9 @@ rules:
         ("retry", "喂，有效的药，请遵医嘱", "pass", "喂，有效的药，请遵医嘱"),
     ],
 )
-def test_verdict_precedence(engine_for: Callable[[str], Engine], ban_action: str, text: str,
-                            verdict: str, final: str) -> None:
+def test_verdict_precedence(
+    engine_for: Callable[[str], Engine], ban_action: str, text: str, verdict: str, final: str
+) -> None:
     result = engine_for(RULES.format(ban=ban_action)).check(text)
     assert (result.verdict, result.final_text) == (verdict, final)
 
@@ -81,8 +81,7 @@ rules:
     ],
 )
 def test_a_fix_that_does_not_hold_falls_back_to_on_unfixed(
-    engine_for: Callable[[str], Engine], unfixed: str, text: str, verdict: str,
-    fixed: str | None
+    engine_for: Callable[[str], Engine], unfixed: str, text: str, verdict: str, fixed: str | None
 ) -> None:
     result = engine_for(UNFIXABLE.format(unfixed=unfixed)).check(text)
     assert (result.verdict, result.fixed_text) == (verdict, fixed)

@@ -14,9 +14,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 ValueKind = Literal["number", "date", "text"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Item:
     """One thing an extractor found in a text: where, what was written, and its typed value.
+
+    Items are shared by every rule that reads the same extractor on the same text: treat them
+    as read-only. (Not ``frozen=True`` only because a frozen dataclass is three times slower to
+    construct, and extractors build thousands per second on the hot path.)
 
     ``value`` is a ``Decimal`` for numbers (money, percent), a ``datetime.date`` or a
     partial-date tuple for dates, a ``str`` otherwise. ``unit`` is the normalised unit (money in
@@ -30,7 +34,7 @@ class Item:
     value: Any
     unit: str | None = None
     decimals: int | None = None
-    attrs: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    attrs: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @runtime_checkable

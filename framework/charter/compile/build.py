@@ -16,6 +16,7 @@ from typing import Any
 import regex
 
 from charter.compile.env import Env, lookup
+from charter.compile.literals import is_ascii_alnum
 from charter.dsl import ast as A
 from charter.protocols import Item, Predicate, as_decimal
 
@@ -372,6 +373,25 @@ class Builder:
 
             return near_items
         ids = tuple(self.ids[t] for t in target.values)
+        plain = tuple(
+            t for t in target.values if not (is_ascii_alnum(t[0]) or is_ascii_alnum(t[-1]))
+        )
+        if len(plain) == len(target.values):
+            # CJK-edged terms need no boundary check, so a substring test of the window is
+            # exact and much cheaper than walking the hit lists
+            terms = plain
+
+            def near_plain(env: Env, it: Item, text: str, k: str) -> bool:
+                lo, hi = window(text, it)
+                lo = max(lo, 0)
+                if side == "near":
+                    w = text[lo:hi]
+                    return any(t in w for t in terms)
+                if side == "followed":
+                    return any(text.startswith(t, i) for i in range(lo, hi + 1) for t in terms)
+                return any(text.endswith(t, 0, i) for i in range(lo, hi + 1) for t in terms)
+
+            return near_plain
 
         def near_terms(env: Env, it: Item, text: str, k: str) -> bool:
             lo, hi = window(text, it)

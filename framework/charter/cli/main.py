@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rv = app(args=argv, prog_name="charter", standalone_mode=False)
     except _USAGE_ERROR as exc:
-        exc.show()
+        exc.show()  # type: ignore[attr-defined]
         return EXIT_USAGE
     except typer.Abort:
         typer.echo("aborted", err=True)

@@ -209,15 +209,7 @@ class Loader:
             try:
                 ok = Version(__version__) in SpecifierSet(spec)
             except InvalidSpecifier:
-                self.diagnostics.append(
-                    error(
-                        "CH013",
-                        f"'{spec}' is not a version specifier",
-                        at,
-                        "write a PEP 440 specifier such as '>=0.1,<1'",
-                    )
-                )
-                return
+                return  # the schema's format check reports it (CH013)
             if not ok:
                 self.diagnostics.append(
                     error(

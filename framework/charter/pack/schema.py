@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker  # type: ignore[import-untyped]
-from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import best_match
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from charter.diagnostics import Diagnostic, Severity, did_you_mean, error, sort_diagnostics, warning

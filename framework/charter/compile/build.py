@@ -8,15 +8,13 @@ the banned term found, the amount without a twin.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
-import regex
-
 from charter.compile.env import Env, lookup
 from charter.compile.literals import is_ascii_alnum
+from charter.compile.primitives import _CMP, _excuser, compare, compile_regex, normalise
 from charter.dsl import ast as A
 from charter.protocols import Item, Predicate, as_decimal
 
@@ -27,62 +25,6 @@ ItemTest = Callable[[Env, Item, str, str], bool]
 
 CONTEXT_ROOTS = ("context", "goal", "skill", "memory", "args")
 DEFAULT_NEAR = 20
-
-_CMP: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-
-
-def regex_flags(flags: str) -> int:
-    table = {
-        "i": regex.IGNORECASE,
-        "m": regex.MULTILINE,
-        "s": regex.DOTALL,
-        "x": regex.VERBOSE,
-        "a": regex.ASCII,
-        "u": 0,
-    }
-    out = regex.V0
-    for f in flags:
-        out |= table[f]
-    return out
-
-
-def compile_regex(node: A.Regex) -> regex.Pattern[str]:
-    return regex.compile(node.pattern, regex_flags(node.flags))
-
-
-def normalise(value: Any) -> Any:
-    """Context values as the DSL sees them: numbers are Decimals, the rest as JSON gives them."""
-    if isinstance(value, bool) or value is None or isinstance(value, str | Decimal):
-        return value
-    if isinstance(value, int | float):
-        return Decimal(str(value))
-    return value
-
-
-def compare(op: str, left: Any, right: Any) -> bool:
-    """Total comparison: a missing value or mismatched types never raise."""
-    if left is None or right is None:
-        return op == "!=" and left is not right
-    if isinstance(left, bool) or isinstance(right, bool):
-        if not (isinstance(left, bool) and isinstance(right, bool)):
-            return op == "!="
-        return op in ("==", "!=") and _CMP[op](left, right)
-    if isinstance(left, Decimal) != isinstance(right, Decimal):
-        left_n, right_n = as_decimal(left), as_decimal(right)
-        if left_n is None or right_n is None:
-            return op == "!="
-        left, right = left_n, right_n
-    try:
-        return _CMP[op](left, right)
-    except TypeError:
-        return op == "!="
 
 
 class Builder:
@@ -407,36 +349,3 @@ class Builder:
             return False
 
         return near_terms
-
-
-def _excuser(unless: tuple[A.Unless, ...]) -> Callable[[str, tuple[int, int]], bool] | None:
-    """``unless preceded by [..] within N`` / ``unless followed by``: is an occurrence excused?"""
-    if not unless:
-        return None
-    clauses = tuple((u.side, u.terms.values, u.within) for u in unless)
-
-    def excused(text: str, occ: tuple[int, int]) -> bool:
-        start, end = occ
-        for side, terms, within in clauses:
-            if side == "preceded":
-                for k in range(within + 1):
-                    if start - k >= 0 and text.endswith(terms, 0, start - k):
-                        return True
-            else:
-                for k in range(within + 1):
-                    if text.startswith(terms, end + k):
-                        return True
-        return False
-
-    return excused
-
-
-def literals_of(node: object) -> set[str]:
-    """Literals the automaton must know: contained terms and adjacency targets."""
-    out: set[str] = set()
-    for n in A.walk(node):
-        if isinstance(n, A.Contains):
-            out.update(n.terms.values)
-        elif isinstance(n, A.IAdjacent | A.Near) and isinstance(n.target, A.Terms):
-            out.update(n.target.values)
-    return out

@@ -7,7 +7,7 @@ from typing import Any
 
 import regex
 
-from charter.compile.build import compile_regex
+from charter.compile.primitives import compile_regex
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.protocols import Extractor, RepairArg

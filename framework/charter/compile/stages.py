@@ -15,9 +15,9 @@ from typing import TypeVar
 
 from charter import __version__
 from charter.compile.analyze import RuleView, analyze
-from charter.compile.build import literals_of
 from charter.compile.check import Checker
 from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule
+from charter.compile.primitives import literals_of
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr

@@ -32,7 +32,7 @@ def _read_text(text: str | None, file: Path | None) -> str | None:
     if text is not None and file is not None:
         return None
     if file is not None:
-        return file.read_text(encoding="utf-8")
+        return file.read_text(encoding="utf-8").rstrip("\n")
     if text is not None:
         return text
     if sys.stdin.isatty():

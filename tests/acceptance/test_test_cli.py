@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from charter.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,16 +50,16 @@ def test_first_party_packs_are_green_and_fully_covered(
     assert code == 0
     lines = out.splitlines()
     assert lines[-2] == "rule coverage: 100.0% of 12 rules (each seen passing and failing)"
-    assert lines[-1] == "33 passed, 0 failed"
+    assert lines[-1] == "37 passed, 0 failed"
     root = ET.parse(junit).getroot()
-    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "33", "0")
+    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "37", "0")
     suites = {s.get("name"): int(s.get("tests") or 0) for s in root.iter("testsuite")}
     assert suites == {
-        "ecommerce": 5,
+        "ecommerce": 7,
         "finance": 12,
-        "medical": 5,
+        "medical": 6,
         "uncertainty": 3,
-        "zh-customer-service": 8,
+        "zh-customer-service": 9,
     }
     case = next(root.iter("testcase"))
     assert case.get("file", "").endswith("rules.yaml") and int(case.get("line") or 0) > 0

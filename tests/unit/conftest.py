@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.diagnostics import Diagnostic

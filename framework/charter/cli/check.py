@@ -48,10 +48,10 @@ def render(result: CheckResult, pack_name: str) -> str:
         lines.append(f"  ✗ {f.rule_id} ({f.action}){state}: {f.message}{found}")
     if result.fixed_text is not None:
         lines.append("fixed text:")
-        lines.append(f"  {result.fixed_text}")
+        lines.extend(f"  {line}" for line in result.fixed_text.splitlines())
     if result.verdict == "block":
         lines.append("sent instead:")
-        lines.append(f"  {result.final_text}")
+        lines.extend(f"  {line}" for line in result.final_text.splitlines())
     return "\n".join(lines) + "\n"
 
 

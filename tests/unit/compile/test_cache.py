@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from charter.compile import api
 from charter.compile.api import compile_path
 from charter.registry import Registry

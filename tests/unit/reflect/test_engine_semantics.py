@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from charter.reflect.engine import Engine
 
+from charter.reflect.engine import Engine
 from tests.unit.conftest import one_rule
 
 CASES: list[tuple[str, str, dict[str, Any], str]] = [

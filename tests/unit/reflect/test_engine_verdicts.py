@@ -6,6 +6,7 @@ import pickle
 from collections.abc import Callable
 
 import pytest
+
 from charter.reflect.engine import Engine
 
 RULES = """

@@ -1,0 +1,44 @@
+"""The ``zh`` plugin registers the nine extractors through Charter's plugin host."""
+
+from __future__ import annotations
+
+import charter_zh.plugin
+from charter.plugins import build_registry, make_plugin_manager
+from charter.protocols import Extractor
+
+NAMES = {
+    "money": ("number", True),
+    "money_upper": ("number", True),
+    "percent": ("number", True),
+    "date": ("date", False),
+    "url": ("text", False),
+    "email": ("text", False),
+    "phone": ("text", False),
+    "tax_doc": ("text", False),
+    "drug": ("text", False),
+}
+
+
+def test_registers_exactly_the_nine_extractors() -> None:
+    pm, diags = make_plugin_manager(load_entry_points=False)
+    assert diags == []
+    pm.register(charter_zh.plugin, name="zh")
+    registry, more = build_registry(pm)
+    assert more == []
+    assert set(registry.extractors) == set(NAMES)
+
+
+def test_extractors_satisfy_the_protocol() -> None:
+    extractors = charter_zh.plugin.charter_register_extractors()
+    assert len(extractors) == len(NAMES)
+    for ex in extractors:
+        assert isinstance(ex, Extractor)
+        assert (ex.value_kind, ex.has_units) == NAMES[ex.name]
+        assert ex.extract("") == ()
+
+
+def test_entry_point_is_declared() -> None:
+    import importlib.metadata as md
+
+    eps = {ep.name: ep.value for ep in md.entry_points(group="charter")}
+    assert eps.get("zh") == "charter_zh.plugin"

@@ -78,8 +78,8 @@ class Builder:
             inner = self.value(node.operand)
 
             def neg(env: Env) -> Any:
-                v = inner(env)
-                return -v if isinstance(v, Decimal) else None
+                v = as_decimal(inner(env))
+                return None if v is None else -v
 
             return neg
         if isinstance(node, A.Arith):
@@ -138,7 +138,8 @@ class Builder:
                         result = True
                         if not env.collect:
                             break
-            if env.collect and result == negated:
+            # a failed `contains all` is about the missing strings, which have no position
+            if env.collect and result == negated and key == "output" and (negated or mode != "all"):
                 for occ in found:
                     env.spans.extend(occ)
             return result
@@ -146,12 +147,12 @@ class Builder:
         return test
 
     def _matches(self, node: A.Matches, negated: bool) -> Test:
-        _, text_of = self.subject(node.subject)
+        key, text_of = self.subject(node.subject)
         pattern = compile_regex(node.regex)
 
         def test(env: Env) -> bool:
             m = pattern.search(text_of(env))
-            if env.collect and m is not None and negated:
+            if env.collect and m is not None and negated and key == "output":
                 env.spans.append(m.span())
             return m is not None
 
@@ -169,7 +170,7 @@ class Builder:
             items = env.items(name, key, text)
             if near is not None:
                 items = tuple(i for i in items if near(env, i, text, key))
-            if env.collect and items and negated:
+            if env.collect and items and negated and key == "output":
                 env.witnesses.extend(items)
                 env.spans.extend((i.start, i.end) for i in items)
             return bool(items)
@@ -194,7 +195,7 @@ class Builder:
             sat = [i for i in items if pred(env, i, text, key)]
             unsat = [i for i in items if not pred(env, i, text, key)]
             result = (not unsat) if quant == "every" else bool(sat) if quant == "some" else not sat
-            if result == negated:
+            if result == negated and key == "output":
                 blame = {
                     "every": unsat if not negated else items,
                     "some": sat,

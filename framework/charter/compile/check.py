@@ -14,6 +14,8 @@ from charter.protocols import Extractor, RepairArg
 from charter.registry import Registry
 
 RULE_SUBJECTS = ("output", "input", "context", "goal", "skill", "memory")
+# words that start an item check: seen as a subject when parentheses are missing
+_ITEM_WORDS = frozenset({"decimals", "value", "has", "matches", "followed", "preceded", "near"})
 Locate = Callable[[A.Span], Location]
 
 
@@ -59,6 +61,11 @@ class Checker:
             return False
         if root not in self.subjects:
             hint = did_you_mean(root, self.subjects)
+            if root in _ITEM_WORDS:
+                hint = (
+                    "a compound item check needs parentheses: "
+                    'every money in output (has unit "元" and decimals == 2)'
+                )
             self._err("CH101", f"unknown subject '{root}'", path.root.span, hint)
             return False
         if root in ("output", "input") and path.parts:

@@ -53,7 +53,9 @@ def normalise(value: Any) -> Any:
 def compare(op: str, left: Any, right: Any) -> bool:
     """Total comparison: a missing value or mismatched types never raise."""
     if left is None or right is None:
-        return op == "!=" and left is not right
+        # a missing value equals only another missing value, and is never ordered
+        same = left is None and right is None
+        return same if op == "==" else (not same) if op == "!=" else False
     if isinstance(left, bool) or isinstance(right, bool):
         if not (isinstance(left, bool) and isinstance(right, bool)):
             return op == "!="

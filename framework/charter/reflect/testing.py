@@ -88,7 +88,10 @@ def run_case(
             finding = next(f for f in result.findings if f.rule_id == rid)
             found = f" (found {', '.join(map(repr, finding.evidence))})" if finding.evidence else ""
             problems.append(f"expected rule '{rid}' to pass, but it failed{found}")
-        elif outcome == "pass":
+        elif outcome == "skip":
+            # a pass that was never checked would count a rule as tested when it was not
+            problems.append(f"expected rule '{rid}' to pass, but its when-guard did not hold")
+        else:
             coverage.rules[(origins[rid], rid)].seen_pass = True
     if case.verdict is not None and result.verdict != case.verdict:
         problems.append(f"expected verdict '{case.verdict}', got '{result.verdict}'")

@@ -1,0 +1,73 @@
+"""Helpers the extractors share: the ASCII-boundary convention and span bookkeeping.
+
+The boundary convention: a match that starts (ends) with an ASCII letter or digit must not be
+glued to another ASCII letter or digit on that side. Chinese has no spaces, so CJK neighbours
+never count as glue; ASCII neighbours do, because ``A100元`` or ``ID13812345678`` are codes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from decimal import Context
+
+from charter.protocols import Item
+
+ASCII_ALNUM = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+DIGITS = frozenset("0123456789")
+
+# Amounts carry at most a few dozen digits; a roomy context keeps the scaling by 万/亿 exact.
+EXACT = Context(prec=120)
+
+
+def glued_after(text: str, end: int) -> bool:
+    """True when ``text[end - 1]`` is ASCII alphanumeric and so is ``text[end]``."""
+    return 0 < end < len(text) and text[end - 1] in ASCII_ALNUM and text[end] in ASCII_ALNUM
+
+
+def number_glued_before(text: str, start: int) -> bool:
+    """A number starting at ``start`` continues something: ``x12``, ``1,2345`` or ``3.14``."""
+    if start <= 0:
+        return False
+    before = text[start - 1]
+    if before in ASCII_ALNUM:
+        return True
+    return before in ".," and start >= 2 and text[start - 2] in DIGITS
+
+
+_NUMBER_CHARS = frozenset("0123456789.,")
+_MAX_NUMBER = 64
+
+
+def number_before(text: str, end: int, number: re.Pattern[str]) -> int | None:
+    """Start of the number written just before ``end``, or None.
+
+    The whole run of digits, dots and commas counts and must ``fullmatch`` the ``number``
+    pattern (so ``1,2345`` and ``1.2.3`` are no numbers at all, rather than ``2345`` or ``2.3``).
+    Walking back by hand is much cheaper than a regex search anchored at the end.
+    """
+    start = end
+    limit = max(0, end - _MAX_NUMBER)
+    while start > limit and text[start - 1] in _NUMBER_CHARS:
+        start -= 1
+    while start < end and text[start] in ".,":
+        start += 1
+    if start == end or number.fullmatch(text, start, end) is None:
+        return None
+    return start
+
+
+def is_cjk(ch: str) -> bool:
+    """CJK unified ideographs (basic block and extension A)."""
+    return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
+
+
+def non_overlapping(items: Iterable[Item]) -> tuple[Item, ...]:
+    """Sorted by start; on overlap the earlier, then the longer, item wins."""
+    out: list[Item] = []
+    last = -1
+    for item in sorted(items, key=lambda i: (i.start, -i.end)):
+        if item.start >= last:
+            out.append(item)
+            last = item.end
+    return tuple(out)

@@ -1,0 +1,129 @@
+"""``money_upper``: upper-case financial amounts (大写金额) such as ``壹万贰仟叁佰肆拾伍元陆角``.
+
+Matched: an integer part of 零壹贰叁肆伍陆柒捌玖拾佰仟万亿 (and the traditional 貳參陸萬億圓)
+followed by 元/圆, then optional 角 and 分 and an optional 整/正; or 角/分 alone (``伍角``,
+``伍角陆分``). A leading ``人民币`` is part of the item. The integer part goes through
+``cn2an.cn2an(..., "strict")`` (strict, unlike "normal", rejects digit-by-digit runs such as
+``壹壹``); 角 and 分 are computed here, so the value is exact.
+
+Deliberately not matched:
+
+* lower-case numerals (``一百元``, ``三块``): they are not 大写 and ``money`` leaves them out too;
+* a run without 元/角/分 (``壹万贰仟``) — it is a number, not an amount;
+* runs glued to Arabic digits or lower-case numerals (``1万贰仟元``), and runs that start with a
+  unit character (``万元`` in ``1.2万元``);
+* malformed runs cn2an rejects (``壹壹元``, ``壹佰拾元``);
+* 角/分 without 元 after a CJK word (``队伍分成``, ``伍分钟``): 伍 and 陆 occur in ordinary words,
+  so a bare ``伍分`` counts only at the start, after punctuation, or after words such as 大写/金额.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from functools import lru_cache
+
+import cn2an
+
+from charter.protocols import Item, ValueKind
+from charter_zh._common import DIGITS, is_cjk, non_overlapping
+
+_DIGIT_CHARS = "零壹贰叁肆伍陆柒捌玖貳參陸"
+_RUN_CHARS = _DIGIT_CHARS + "拾佰仟万亿萬億"
+_NONZERO = "壹贰叁肆伍陆柒捌玖貳參陸"
+_DIGIT_VALUE = {
+    "零": 0, "壹": 1, "贰": 2, "貳": 2, "叁": 3, "參": 3, "肆": 4,
+    "伍": 5, "陆": 6, "陸": 6, "柒": 7, "捌": 8, "玖": 9,
+}  # fmt: skip
+_TO_SIMPLIFIED = str.maketrans({"貳": "贰", "參": "叁", "陸": "陆", "萬": "万", "億": "亿"})
+
+# Led by one character class so the scan jumps straight to upper-case digits; a leading 人民币
+# is picked up by hand, since an optional prefix group would disable that fast scan.
+_UPPER = re.compile(
+    rf"""(?P<run>[{_DIGIT_CHARS}拾][{_RUN_CHARS}]{{0,30}})
+    (?:
+      [元圆](?:零?(?P<jiao>[{_NONZERO}])角)?(?:零?(?P<fen>[{_NONZERO}])分)?
+    | (?P<jiao_only>角)(?:零?(?P<fen2>[{_NONZERO}])分)?
+    | (?P<fen_only>分)
+    )
+    (?P<zheng>[整正])?""",
+    re.X,
+)
+_RMB = "人民币"
+# Characters that, just before a run, mean the run is the tail of a longer (mixed) numeral.
+_GLUE = frozenset(_RUN_CHARS + "一二三四五六七八九十百千两〇.") | DIGITS
+
+
+# CJK characters after which a bare 伍角/陆分 still reads as an amount (大写：伍角, 共计伍角).
+_STANDALONE_AFTER = frozenset("写计为是额付收共合价")
+
+
+def _standalone_ok(text: str, start: int, end: int) -> bool:
+    if text.startswith("钟", end):
+        return False
+    return start == 0 or not is_cjk(text[start - 1]) or text[start - 1] in _STANDALONE_AFTER
+
+
+@lru_cache(maxsize=1024)
+def _integer(run: str) -> int | None:
+    try:
+        value = cn2an.cn2an(run.translate(_TO_SIMPLIFIED), "strict")
+    except Exception:  # cn2an signals malformed input with assorted exception types
+        return None
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+class MoneyUpperExtractor:
+    """Upper-case amounts; the value is a Decimal in yuan with one digit per 角/分 written."""
+
+    name: str = "money_upper"
+    value_kind: ValueKind = "number"
+    has_units: bool = True
+
+    def extract(self, text: str) -> tuple[Item, ...]:
+        if not any(ch in text for ch in "元圆角分"):
+            return ()
+        items: list[Item] = []
+        for m in _UPPER.finditer(text):
+            start, run = m.start(), m["run"]
+            rmb = start >= 3 and text.startswith(_RMB, start - 3)
+            if rmb:
+                start -= 3
+            elif start > 0 and text[start - 1] in _GLUE:
+                continue
+            if m["jiao_only"] or m["fen_only"]:
+                if len(run) != 1 or run not in _NONZERO:
+                    continue
+                if not rmb and not _standalone_ok(text, start, m.end()):
+                    continue
+                integer = 0
+                jiao = run if m["jiao_only"] else None
+                fen = m["fen2"] if m["jiao_only"] else run
+            else:
+                maybe = _integer(run)
+                if maybe is None:
+                    continue
+                integer, jiao, fen = maybe, m["jiao"], m["fen"]
+            if fen:
+                number = f"{integer}.{_DIGIT_VALUE[jiao] if jiao else 0}{_DIGIT_VALUE[fen]}"
+                decimals = 2
+            elif jiao:
+                number, decimals = f"{integer}.{_DIGIT_VALUE[jiao]}", 1
+            else:
+                number, decimals = str(integer), 0
+            items.append(
+                Item(
+                    start=start,
+                    end=m.end(),
+                    text=text[start : m.end()],
+                    value=Decimal(number),
+                    unit="元",
+                    decimals=decimals,
+                    attrs={"prefix": _RMB if rmb else None, "whole": m["zheng"] is not None},
+                )
+            )
+        return non_overlapping(items)
+
+    def canonical(self, item: Item) -> str | None:
+        """None: an upper-case amount has no other canonical spelling to rewrite it into."""
+        return None

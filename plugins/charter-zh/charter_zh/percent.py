@@ -1,0 +1,115 @@
+"""``percent``: ``3.5%``, ``3.5％``, ``3.5 %``, ``1,200%`` and ``百分之三点五`` / ``百分之5``.
+
+The value is the number before the sign as a Decimal; ``decimals`` counts the digits written
+after the point (``三点五`` -> 1). Chinese numerals go through ``cn2an`` for the integer part
+(``百分之百`` reads as 一百); the digits after 点 are mapped here so the value stays exact.
+
+Deliberately not matched:
+
+* ``5个百分点`` — percentage points are a difference, not a percentage, and share no unit;
+* ``‰`` and ``万分之``;
+* the sign: ``-3.5%`` yields ``3.5%``; ranges like ``3-5%`` yield ``5%``;
+* numbers glued to ASCII letters/digits (``x12%``) and full-width digits.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from functools import lru_cache
+
+import cn2an
+
+from charter.protocols import Item, ValueKind, decimal_places
+from charter_zh._common import non_overlapping, number_before, number_glued_before
+
+_NUMBER = re.compile(r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,30})(?:\.[0-9]{1,10})?")
+_CHINESE = re.compile(
+    r"百分之(?:(?P<int>[零〇一二两三四五六七八九十百千万]{1,12})(?:点(?P<frac>[零〇一二三四五六七八九]{1,10}))?"
+    r"|(?P<num>[0-9]{1,30}(?:\.[0-9]{1,10})?)(?![0-9A-Za-z]))"
+)
+_FRACTION_DIGITS = str.maketrans("零〇一二三四五六七八九", "00123456789")
+
+
+@lru_cache(maxsize=1024)
+def _chinese_integer(run: str) -> int | None:
+    if run[0] in "百千万":  # 百分之百: the leading 一 is usually left out
+        run = "一" + run
+    try:
+        value = cn2an.cn2an(run, "normal")
+    except Exception:  # cn2an signals malformed input with assorted exception types
+        return None
+    return value if isinstance(value, int) and value >= 0 else None
+
+
+def _signs(text: str) -> list[Item]:
+    items: list[Item] = []
+    for sign in ("%", "％"):
+        pos = text.find(sign)
+        while pos != -1:
+            end = pos + 1
+            stop = pos - 1 if pos > 0 and text[pos - 1] == " " else pos
+            start = number_before(text, stop, _NUMBER)
+            if start is not None and not number_glued_before(text, start):
+                num = text[start:stop]
+                items.append(
+                    Item(
+                        start=start,
+                        end=end,
+                        text=text[start:end],
+                        value=Decimal(num.replace(",", "")),
+                        unit="%",
+                        decimals=decimal_places(num),
+                        attrs={"number": num, "chinese": False},
+                    )
+                )
+            pos = text.find(sign, end)
+    return items
+
+
+def _chinese(text: str) -> list[Item]:
+    items: list[Item] = []
+    for m in _CHINESE.finditer(text):
+        if m["num"] is not None:
+            num = m["num"]
+        else:
+            integer = _chinese_integer(m["int"])
+            if integer is None:
+                continue
+            frac = (m["frac"] or "").translate(_FRACTION_DIGITS)
+            num = f"{integer}.{frac}" if frac else str(integer)
+        items.append(
+            Item(
+                start=m.start(),
+                end=m.end(),
+                text=m.group(),
+                value=Decimal(num),
+                unit="%",
+                decimals=decimal_places(num),
+                attrs={"number": num, "chinese": True},
+            )
+        )
+    return items
+
+
+class PercentExtractor:
+    """Percentages written with % / ％ or as 百分之…; unit ``"%"``."""
+
+    name: str = "percent"
+    value_kind: ValueKind = "number"
+    has_units: bool = True
+
+    def extract(self, text: str) -> tuple[Item, ...]:
+        items: list[Item] = []
+        if "%" in text or "％" in text:
+            items += _signs(text)
+        if "百分之" in text:
+            items += _chinese(text)
+        return non_overlapping(items)
+
+    def canonical(self, item: Item) -> str | None:
+        """The number as written (digits, grouping and decimals kept) followed by ASCII ``%``."""
+        found = self.extract(item.text)
+        if len(found) != 1 or (found[0].start, found[0].end) != (0, len(item.text)):
+            return None
+        return f"{found[0].attrs['number']}%"

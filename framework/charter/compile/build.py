@@ -99,13 +99,36 @@ class Builder:
         method = getattr(self, "_" + type(node).__name__.lower())
         return method(node, negated)  # type: ignore[no-any-return]
 
+    # explicit loops and two-operand lambdas: a generator inside all()/any() costs more than
+    # the tests it runs on the hot path
+
     def _and(self, node: A.And, negated: bool) -> Test:
         parts = tuple(self.expr(i, negated) for i in node.items)
-        return lambda env: all(p(env) for p in parts)
+        if len(parts) == 2:
+            a, b = parts
+            return lambda env: a(env) and b(env)
+
+        def test(env: Env) -> bool:
+            for p in parts:
+                if not p(env):
+                    return False
+            return True
+
+        return test
 
     def _or(self, node: A.Or, negated: bool) -> Test:
         parts = tuple(self.expr(i, negated) for i in node.items)
-        return lambda env: any(p(env) for p in parts)
+        if len(parts) == 2:
+            a, b = parts
+            return lambda env: a(env) or b(env)
+
+        def test(env: Env) -> bool:
+            for p in parts:
+                if p(env):
+                    return True
+            return False
+
+        return test
 
     def _not(self, node: A.Not, negated: bool) -> Test:
         inner = self.expr(node.item, not negated)
@@ -123,7 +146,22 @@ class Builder:
                 return occ or []
             return [o for o in occ if not excuse(text, o)]
 
+        def fast(env: Env) -> bool:
+            text = text_of(env)
+            hits = env.hits(key, text)
+            for lid in ids:
+                occ = hits.get(lid)
+                if occ:
+                    if excuse is None:
+                        return True
+                    for o in occ:
+                        if not excuse(text, o):
+                            return True
+            return False
+
         def test(env: Env) -> bool:
+            if mode != "all" and not env.collect:
+                return fast(env)
             text = text_of(env)
             if mode == "all":
                 found = [occurrences(env, text, lid) for lid in ids]
@@ -188,10 +226,14 @@ class Builder:
             items = env.items(name, key, text)
             if not env.collect:
                 if quant == "every":
-                    return all(pred(env, i, text, key) for i in items)
-                if quant == "some":
-                    return any(pred(env, i, text, key) for i in items)
-                return not any(pred(env, i, text, key) for i in items)
+                    for i in items:
+                        if not pred(env, i, text, key):
+                            return False
+                    return True
+                for i in items:
+                    if pred(env, i, text, key):
+                        return quant == "some"
+                return quant == "no"
             sat = [i for i in items if pred(env, i, text, key)]
             unsat = [i for i in items if not pred(env, i, text, key)]
             result = (not unsat) if quant == "every" else bool(sat) if quant == "some" else not sat
@@ -209,6 +251,10 @@ class Builder:
 
     def _compare(self, node: A.Compare, negated: bool) -> Test:
         left, right, op = self.value(node.left), self.value(node.right), node.op
+        if isinstance(node.right, A.Bool) and op in ("==", "!="):
+            # `context.flag == true`: only the boolean itself is equal to it
+            const, equal = node.right.value, op == "=="
+            return lambda env: (left(env) is const) is equal
         return lambda env: compare(op, left(env), right(env))
 
     def _member(self, node: A.Member, negated: bool) -> Test:
@@ -243,9 +289,15 @@ class Builder:
     def item(self, node: A.ItemPred, key: str) -> ItemTest:
         if isinstance(node, A.IAnd):
             parts = tuple(self.item(i, key) for i in node.items)
+            if len(parts) == 2:
+                a, b = parts
+                return lambda env, it, text, k: a(env, it, text, k) and b(env, it, text, k)
             return lambda env, it, text, k: all(p(env, it, text, k) for p in parts)
         if isinstance(node, A.IOr):
             parts = tuple(self.item(i, key) for i in node.items)
+            if len(parts) == 2:
+                a, b = parts
+                return lambda env, it, text, k: a(env, it, text, k) or b(env, it, text, k)
             return lambda env, it, text, k: any(p(env, it, text, k) for p in parts)
         if isinstance(node, A.INot):
             inner = self.item(node.item, key)
@@ -329,10 +381,20 @@ class Builder:
                 lo = max(lo, 0)
                 if side == "near":
                     w = text[lo:hi]
-                    return any(t in w for t in terms)
+                    for t in terms:
+                        if t in w:
+                            return True
+                    return False
+                # str.startswith / endswith take a tuple of candidates
                 if side == "followed":
-                    return any(text.startswith(t, i) for i in range(lo, hi + 1) for t in terms)
-                return any(text.endswith(t, 0, i) for i in range(lo, hi + 1) for t in terms)
+                    for i in range(lo, hi + 1):
+                        if text.startswith(terms, i):
+                            return True
+                    return False
+                for i in range(lo, hi + 1):
+                    if text.endswith(terms, 0, i):
+                        return True
+                return False
 
             return near_plain
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from functools import cache
-from importlib import resources
 from typing import Any, Literal, cast
 
 import lark
@@ -13,6 +12,7 @@ from lark import Token, Transformer, v_args
 
 from charter.diagnostics import did_you_mean
 from charter.dsl import ast as A
+from charter.dsl import tables
 
 
 class DSLSyntaxError(Exception):
@@ -28,15 +28,8 @@ class DSLSyntaxError(Exception):
 
 @cache
 def _parser() -> lark.Lark:
-    grammar = resources.files("charter.dsl").joinpath("charter.lark").read_text(encoding="utf-8")
-    return lark.Lark(
-        grammar,
-        parser="lalr",
-        lexer="contextual",
-        start=["start", "action_start"],
-        propagate_positions=True,
-        maybe_placeholders=True,
-    )
+    # The LALR tables are shipped prebuilt next to the grammar (see charter.dsl.tables).
+    return tables.load_parser()
 
 
 _KEYWORDS = {

@@ -15,6 +15,7 @@ from charter.compile.build import Builder, Test
 from charter.compile.compiled import CompiledPack, CompiledRule
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
+from charter.compile.relevance import rule_sources
 from charter.protocols import Item, Repair, RepairArg, RepairInput
 from charter.registry import Registry
 
@@ -120,6 +121,65 @@ class Engine:
             )
         self._rules = tuple(bound)
         self._messages = pack.messages
+        self._index_rules()
+
+    def _index_rules(self) -> None:
+        """Which rules each literal and extractor can affect (``charter.compile.relevance``).
+
+        A rule none of whose sources occur in a text has its *empty* outcome, computed once
+        here on the empty text, so per text only the rules some evidence touches are run.
+        """
+        empty_env = self._env("", "", {})
+        self._empty: dict[str, Outcome] = {}
+        always: list[int] = []
+        by_literal: dict[int, list[int]] = {}
+        by_extractor: dict[str, list[int]] = {}
+        for i, b in enumerate(self._rules):
+            sources = rule_sources(b.rule.when, b.rule.check)
+            if sources is None:
+                always.append(i)
+                self._empty[b.rule.id] = "skip"  # placeholder, always overwritten
+                continue
+            self._empty[b.rule.id] = self._outcome(b, empty_env)
+            for lit in sources.literals:
+                by_literal.setdefault(self.literals.ids[lit], []).append(i)
+            for name in sources.extractors:
+                by_extractor.setdefault(name, []).append(i)
+        self._always = frozenset(always)
+        # rules that fail on a text without any of their sources (a required phrase missing)
+        self._fail_when_absent = frozenset(
+            i
+            for i, b in enumerate(self._rules)
+            if i not in self._always and self._empty[b.rule.id] == "fail"
+        )
+        self._by_literal = {k: tuple(v) for k, v in by_literal.items()}
+        self._by_extractor = tuple((k, frozenset(v)) for k, v in sorted(by_extractor.items()))
+
+    def _affected(self, env: Env) -> list[int]:
+        """Indices, in rule order, of the rules whose outcome this text can change."""
+        todo = set(self._always)
+        for lid in env.hits("output", env.output):
+            todo.update(self._by_literal.get(lid, ()))
+        for name, idxs in self._by_extractor:
+            if not idxs <= todo and env.items(name, "output", env.output):
+                todo |= idxs
+        return sorted(todo)
+
+    def _run(self, env: Env) -> tuple[dict[str, Outcome], list[int]]:
+        outcomes = dict(self._empty)
+        affected = self._affected(env)
+        failed = set(self._fail_when_absent).difference(affected)
+        rules = self._rules
+        for i in affected:
+            b = rules[i]
+            if b.when is not None and not b.when(env):
+                outcomes[b.rule.id] = "skip"
+            elif b.check(env):
+                outcomes[b.rule.id] = "pass"
+            else:
+                outcomes[b.rule.id] = "fail"
+                failed.add(i)
+        return outcomes, sorted(failed)
 
     def _env(self, output: str, input: str, context: Mapping[str, Any]) -> Env:
         return Env(output, input, context, self.literals, self.extractors)
@@ -150,20 +210,15 @@ class Engine:
         self, output: str, input: str = "", context: Mapping[str, Any] | None = None
     ) -> dict[str, Outcome]:
         """Outcome of every rule, without repairs: the fast path."""
-        env = self._env(output, input, context or {})
-        return {b.rule.id: self._outcome(b, env) for b in self._rules}
+        return self._run(self._env(output, input, context or {}))[0]
 
     def check(
         self, output: str, input: str = "", context: Mapping[str, Any] | None = None
     ) -> CheckResult:
         ctx = context or {}
         env = self._env(output, input, ctx)
-        outcomes: dict[str, Outcome] = {}
-        failures: dict[str, _Failure] = {}
-        for b in self._rules:
-            o = outcomes[b.rule.id] = self._outcome(b, env)
-            if o == "fail":
-                failures[b.rule.id] = self._explain(b, env)
+        outcomes, failed = self._run(env)
+        failures = {self._rules[i].rule.id: self._explain(self._rules[i], env) for i in failed}
         if not failures:
             return CheckResult("pass", output, None, output, (), outcomes)
 

@@ -79,7 +79,10 @@ class Builder:
 
             def neg(env: Env) -> Any:
                 v = as_decimal(inner(env))
-                return None if v is None else -v
+                try:
+                    return None if v is None else -v
+                except ArithmeticError:
+                    return None
 
             return neg
         if isinstance(node, A.Arith):
@@ -88,7 +91,12 @@ class Builder:
 
             def arith(env: Env) -> Any:
                 a, b = as_decimal(left(env)), as_decimal(right(env))
-                return None if a is None or b is None else a + sign * b
+                if a is None or b is None:
+                    return None
+                try:
+                    return a + sign * b
+                except ArithmeticError:  # overflow or NaN: no value, like a missing one
+                    return None
 
             return arith
         raise TypeError(f"not a value: {node!r}")

@@ -144,7 +144,7 @@ class Checker:
     def regex(self, node: A.Regex) -> None:
         try:
             compile_regex(node)
-        except regex.error as exc:
+        except (regex.error, ValueError, OverflowError) as exc:  # ValueError: clashing flags
             pos = getattr(exc, "pos", None)
             pos = pos if isinstance(pos, int) else 0
             start = node.span[0] + 1 + pos

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable
 from decimal import Decimal
@@ -42,11 +43,17 @@ def compile_regex(node: A.Regex) -> regex.Pattern[str]:
 
 
 def normalise(value: Any) -> Any:
-    """Context values as the DSL sees them: numbers are Decimals, the rest as JSON gives them."""
+    """Context values as the DSL sees them: numbers are Decimals, the rest as JSON gives them.
+
+    A float is read as written (``0.72`` is ``Decimal("0.72")``, not the binary fraction), and
+    NaN counts as a missing value: it is neither equal to nor ordered with anything.
+    """
     if isinstance(value, bool) or value is None or isinstance(value, str | Decimal):
-        return value
-    if isinstance(value, int | float):
-        return Decimal(str(value))
+        return None if isinstance(value, Decimal) and value.is_nan() else value
+    if isinstance(value, int):
+        return Decimal(value)  # not via str(): that refuses ints of more than 4300 digits
+    if isinstance(value, float):
+        return None if math.isnan(value) else Decimal(repr(value))
     return value
 
 
@@ -67,7 +74,7 @@ def compare(op: str, left: Any, right: Any) -> bool:
         left, right = left_n, right_n
     try:
         return _CMP[op](left, right)
-    except TypeError:
+    except (TypeError, ArithmeticError):  # unorderable types, a NaN from a string
         return op == "!="
 
 

@@ -152,9 +152,17 @@ def _span_of(x: Any) -> A.Span:
     return cast(A.Span, x.span)
 
 
+_MAX_INT = 100_000
+
+
 def _int(tok: Token, what: str) -> int:
     if "." in tok:
         raise DSLSyntaxError(f"{what} must be a whole number, not {tok}", *_span_of(tok))
+    if len(tok) > 6 or int(tok) > _MAX_INT:
+        raise DSLSyntaxError(
+            f"{what} must be at most {_MAX_INT}, not {tok[:12]}{'...' if len(tok) > 12 else ''}",
+            *_span_of(tok),
+        )
     return int(tok)
 
 
@@ -360,12 +368,27 @@ def _parse(text: str, start: str) -> Any:
         tree = _parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as exc:
         raise _syntax_error(text, exc) from None
+    except RecursionError:
+        raise _too_deep(text) from None
     try:
         return _ToAST().transform(tree)
     except lark.exceptions.VisitError as exc:
         if isinstance(exc.orig_exc, DSLSyntaxError):
             raise exc.orig_exc from None
+        if isinstance(exc.orig_exc, RecursionError):
+            raise _too_deep(text) from None
         raise
+    except RecursionError:
+        raise _too_deep(text) from None
+
+
+def _too_deep(text: str) -> DSLSyntaxError:
+    return DSLSyntaxError(
+        "expression is nested too deeply",
+        0,
+        len(text),
+        "split it into several rules or simplify it",
+    )
 
 
 def parse_expr(text: str) -> A.Expr:

@@ -44,6 +44,35 @@ class _Loaded:
     rules_at: dict[str, Location] = field(default_factory=dict)
 
 
+_Read = tuple[LocatedDoc | None, tuple[Diagnostic, ...]]
+# Process-wide: a ruleset extended by several packs is parsed and validated once. Keyed by the
+# shown path and the kind, holding the bytes it was read from, so an edited file is read again
+# (however quickly it was edited) and each file keeps one entry.
+_READS: dict[tuple[str, str], tuple[bytes, _Read]] = {}
+_MAX_READS = 1024
+
+
+def _read_file(name: str, kind: str) -> _Read:
+    """``load_yaml`` and ``validate`` of one file, remembered while its bytes stay the same."""
+    try:
+        raw = Path(name).read_bytes()
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        raw, text = b"", None  # load_yaml reports it
+    hit = _READS.get((name, kind))
+    if text is not None and hit is not None and hit[0] == raw:
+        return hit[1]
+    doc, diags = load_yaml(name, text)
+    if doc is not None:
+        diags = [*diags, *validate(doc, kind)]
+    result = doc, tuple(diags)
+    if text is not None:
+        if len(_READS) >= _MAX_READS:
+            del _READS[next(iter(_READS))]
+        _READS[(name, kind)] = raw, result
+    return result
+
+
 @dataclass
 class Loader:
     """Loads packs, remembering each one so a ruleset extended twice is read once."""
@@ -60,11 +89,8 @@ class Loader:
     # ---- one directory ----------------------------------------------------------------------
 
     def _read(self, path: Path, kind: str) -> LocatedDoc | None:
-        doc, diags = load_yaml(display_path(path))
+        doc, diags = _read_file(display_path(path), kind)
         self.diagnostics.extend(diags)
-        if doc is None:
-            return None
-        self.diagnostics.extend(validate(doc, kind))
         return doc
 
     def _load(self, root: Path, stack: list[Path]) -> _Loaded | None:
@@ -172,8 +198,11 @@ class Loader:
         candidates = [root / target, *(parent / target for parent in root.parents)]
         candidates += [parent / "rulesets" / target for parent in [root, *root.parents]]
         for c in candidates:
-            if (c / "pack.yaml").is_file():
-                return c.resolve()
+            try:
+                if (c / "pack.yaml").is_file():
+                    return c.resolve()
+            except OSError:  # a name too long for the file system is simply not a pack
+                continue
         if target in self.named_packs:
             return self.named_packs[target].resolve()
         known = sorted(self.named_packs) + _nearby_rulesets(root)

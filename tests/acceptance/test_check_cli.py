@@ -447,10 +447,6 @@ FINANCE = [
         fixed_text=(
             f"关于调整存款利率的公告原文见https://www.bank.example.com/notice/2024/05/01{LINK_NOTE}"
         ),
-        xfail=(
-            "the date extractor finds '2024/05/01' inside the URL and date-format rewrites it: "
-            "the link becomes 'https://www.bank.example.com/notice/2024-05-01'"
-        ),
     ),
 ]
 

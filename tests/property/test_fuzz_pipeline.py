@@ -133,12 +133,7 @@ def _is(exc: BaseException, kind: type[BaseException], text: str = "") -> bool:
 _YAMLSRC = os.path.join("charter", "pack", "yamlsrc.py")
 # Open crashes. Fixed ones (regex flag clashes, deep nesting, huge DSL integers, over-long
 # extends names, NaN / huge / overflowing numbers in the engine) are regression tests below.
-KNOWN_CRASHES: dict[str, Callable[[BaseException], bool]] = {
-    # a YAML integer with more than 4300 digits: int() in the scalar builder raises ValueError.
-    "yaml-huge-integer": lambda e: (
-        _is(e, ValueError, "integer string conversion") and _raised_in(e, _YAMLSRC)
-    ),
-}
+KNOWN_CRASHES: dict[str, Callable[[BaseException], bool]] = {}
 
 
 class KnownCrash(Exception):
@@ -1309,15 +1304,14 @@ def _xfail(
     return pytest.mark.xfail(strict=True, raises=raises, reason=f"known crash {name}")
 
 
-@_xfail("yaml-huge-integer", ValueError)
-def test_crash_yaml_huge_integer(tmp_path: Path) -> None:
-    # ValueError: Exceeds the limit (4300 digits) for integer string conversion, from int() in
-    # _Builder.scalar (charter.pack.yamlsrc); 0x... and floats of any length load fine
+def test_fixed_yaml_huge_integer(tmp_path: Path) -> None:
+    # was: ValueError (more than 4300 digits) from int() in the YAML scalar builder
     root = tmp_path / "p"
     root.mkdir()
     (root / "pack.yaml").write_text("name: p\nversion: " + "9" * 4400 + "\n")
     _, diags = load_pack(root)
-    assert diags and all(isinstance(d, Diagnostic) for d in diags)
+    assert [d.code for d in diags][:1] == ["CH001"]
+    assert diags[0].message == "the number 999999999999... has too many digits"
 
 
 def test_known_crashes_have_reproductions() -> None:

@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator, FormatChecker
-from jsonschema.exceptions import best_match
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from charter.diagnostics import Diagnostic, Severity, did_you_mean, error, sort_diagnostics, warning
@@ -54,15 +52,18 @@ def _is_specifier(value: object) -> bool:
     return True
 
 
-_FORMATS = FormatChecker()
-_FORMATS.checks("pep440-specifier", raises=InvalidSpecifier)(_is_specifier)
 _FORMAT_HINTS = {"pep440-specifier": "use a PEP 440 specifier such as '>=0.1,<0.2'"}
 _FORMAT_NAMES = {"pep440-specifier": "version specifier"}
 
 
 @functools.cache
 def _validator(kind: str) -> Any:
-    return Draft202012Validator(schema_for(kind), format_checker=_FORMATS)
+    # Imported on first use: jsonschema is slow to import and `charter check` never needs it.
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    formats = FormatChecker()
+    formats.checks("pep440-specifier", raises=InvalidSpecifier)(_is_specifier)
+    return Draft202012Validator(schema_for(kind), format_checker=formats)
 
 
 def validate(doc: LocatedDoc, kind: str) -> list[Diagnostic]:
@@ -165,6 +166,8 @@ def _convert(doc: LocatedDoc, err: Any, seen: set[Pointer]) -> list[Diagnostic]:
     kw, arg, value, schema = err.validator, err.validator_value, err.instance, err.schema
     subject = _subject(ptr)
     if kw in ("oneOf", "anyOf"):
+        from jsonschema.exceptions import best_match
+
         best = best_match([err])  # descends into the alternatives to the most specific error
         if best is err:
             message = f"{subject} does not match exactly one allowed form"

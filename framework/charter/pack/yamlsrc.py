@@ -1,8 +1,9 @@
 """Pack YAML loaded as plain data that still knows where every node came from.
 
-PyYAML composes the node graph; the data is built here rather than by a constructor so that a
-JSON pointer can be walked back to its node, and so that pack-hostile features (duplicate keys,
-unknown tags, multiple documents, alias bombs) become diagnostics instead of surprises.
+PyYAML composes the node graph (with libyaml where it agrees, see ``_compose``); the data is
+built here rather than by a constructor so that a JSON pointer can be walked back to its node,
+and so that pack-hostile features (duplicate keys, unknown tags, multiple documents, alias
+bombs) become diagnostics instead of surprises.
 Scalars resolve with the YAML 1.2 core schema: ``no``, ``on`` and ``2024-01-01`` stay strings.
 """
 
@@ -18,6 +19,7 @@ import yaml
 from yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 
 from charter.diagnostics import Diagnostic, Location, error, sort_diagnostics
+from charter.pack._compose import CORE_RE, compose, scalar_spans
 from charter.pack._scalarmap import _BREAK, _WS, _align, _block_stream, _content_start, _escape
 
 Pointer = tuple[str | int, ...]
@@ -28,25 +30,6 @@ _LEAD_TAB = re.compile(r" *\t")
 # Far beyond any real pack; stops alias bombs before jsonschema walks them exponentially.
 _MAX_NODES = 1_000_000
 _MAX_DEPTH = 100
-_CORE = {
-    "bool": r"true|True|TRUE|false|False|FALSE",
-    "int": r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+",
-    "float": r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
-    "null": r"~|null|Null|NULL|",
-    "merge": r"<<",
-}
-_CORE_RE = {name: re.compile(rf"(?:{pattern})\Z") for name, pattern in _CORE.items()}
-
-
-class _Loader(yaml.SafeLoader):
-    yaml_implicit_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - PyYAML's own class registry
-
-
-_FIRST = (("bool", "tTfF"), ("int", "-+0123456789"), ("float", "-+.0123456789"))
-for _name, _first in (*_FIRST, ("null", "~nN"), ("merge", "<")):
-    _Loader.add_implicit_resolver(_TAG + _name, _CORE_RE[_name], list(_first))
-_Loader.add_implicit_resolver(_TAG + "null", _CORE_RE["null"], [""])  # the empty scalar
 
 
 class _Source:
@@ -200,7 +183,7 @@ def load_yaml(
     src = _Source(name, text)
     tabs = _tab_diagnostics(src)
     try:
-        root = yaml.compose(text, Loader=_Loader)
+        root = compose(text)
     except yaml.YAMLError as exc:
         problem = _syntax_error(exc, src)
         # The tab is the cause; PyYAML's "cannot start any token" there would only confuse.
@@ -243,13 +226,7 @@ def _tab_diagnostics(src: _Source) -> list[Diagnostic]:
     if not tabs:
         return []
     # A tab inside a block or quoted scalar is content, which YAML allows.
-    spans: list[tuple[int, int]] = []
-    try:
-        for event in yaml.parse(text, Loader=_Loader):
-            if isinstance(event, yaml.ScalarEvent) and event.start_mark and event.end_mark:
-                spans.append((event.start_mark.index, event.end_mark.index))
-    except (yaml.YAMLError, RecursionError):
-        pass
+    spans = scalar_spans(text)
     hint = "indent with spaces; YAML does not allow tabs for indentation"
     return [
         error("CH002", "tab character in indentation", src.loc(t, t + 1), hint)
@@ -374,7 +351,7 @@ class _Builder:
         kind = node.tag.removeprefix(_TAG)
         if kind in ("str", "merge"):
             return value
-        if not _CORE_RE[kind].match(value):
+        if not CORE_RE[kind].match(value):
             self.problem(node, f"{value!r} is not a valid !!{kind}")
             return value
         if kind == "null":
@@ -383,7 +360,15 @@ class _Builder:
             return value.lower() == "true"
         if kind == "int":
             base = {"0o": 8, "0x": 16}.get(value[:2], 10)
-            return int(value[2:] if base != 10 else value, base)
+            try:
+                return int(value[2:] if base != 10 else value, base)
+            except ValueError:  # Python refuses decimal strings of more than 4300 digits
+                self.problem(
+                    node,
+                    f"the number {value[:12]}... has too many digits",
+                    "quote it if it is meant as text",
+                )
+                return value
         return float(value.lower().replace(".inf", "inf").replace(".nan", "nan"))
 
     def flatten(self, node: MappingNode, depth: int) -> Pairs:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from charter.diagnostics import Diagnostic, Location, Severity
+from charter.pack import _compose
 from charter.pack.yamlsrc import LocatedDoc, Pointer, load_yaml
 
 TAB_HINT = "indent with spaces; YAML does not allow tabs for indentation"
@@ -507,3 +512,128 @@ def test_offset_loc_edges() -> None:
     assert doc.offset_loc(("c",), 0, 1) == Location("f.yaml", 3, 4, 3, 5)
     assert doc.offset_loc(("d",), 0) == doc.loc(("d",))  # not a scalar: the node itself
     assert doc.offset_loc(("zz",), 0) == doc.loc(())
+
+
+# ---- libyaml: the fast path must give what the pure-Python loader gives ----------------------
+
+libyaml = pytest.mark.skipif(_compose._CLoader is None, reason="PyYAML without libyaml")
+
+TRICKY = [
+    "a: 中文字\nb: 😀😀 x\nc: [1, 2]\n",  # CJK and astral characters: marks count characters
+    'a: 1\r\nb: "中\\u4e2d"\r\n',
+    "x: a\x85b: c\n",
+    "k:\u2028  v\n",
+    "a: |\n  中文\n  二\n\nb: >-\n  x\n   y\n",
+    "&a !!map\nx: &b !!str 1\ny: *b\n",
+    "- a\n- [b, {c: d}]\n",
+    "tags: [cha? ter, no-diagnosis?]\n",  # '?' ends a plain scalar in flow context for PyYAML
+    "{a: [b: , c]}\n",  # an empty value in a flow collection: libyaml marks it one later
+    "a: !\n",  # the non-specific tag: PyYAML resolves an empty scalar to null, libyaml to ''
+    "k: |#\n  t\n",  # PyYAML wants a space before a block header's comment
+    "a:\tb\n",  # libyaml accepts a tab where PyYAML does not
+    "\ufeff\ufeffa: 1\n",
+    "a:\n- b\n-\n- {}\n",
+    "- " * 600 + "x\n",  # deeper than PyYAML's recursion goes
+]
+
+
+def _repo_yaml(fixtures: bool = True) -> list[str]:
+    root = Path(__file__).resolve().parents[3]
+    paths = sorted([*root.glob("domains/*/*.yaml"), *root.glob("rulesets/*/*.yaml")])
+    paths += sorted(root.glob("tests/fixtures/**/*.yaml")) if fixtures else []
+    return [p.read_text(encoding="utf-8") for p in paths]
+
+
+def _graph(node: Any, seen: dict[int, int]) -> Any:
+    """A node graph as plain data, with marks, styles normalised, aliases as back-references."""
+    if node is None:
+        return None
+    if id(node) in seen:
+        return ("alias", seen[id(node)])
+    seen[id(node)] = len(seen)
+    head = (type(node).__name__, node.tag, node.start_mark.index, node.end_mark.index)
+    if isinstance(node.value, str):
+        return (*head, node.style or None, node.value)
+    if isinstance(node.value[0] if node.value else None, tuple):
+        return (*head, [(_graph(k, seen), _graph(v, seen)) for k, v in node.value])
+    return (*head, bool(node.flow_style), [_graph(n, seen) for n in node.value])
+
+
+def _composed(text: str, fast: bool) -> Any:
+    try:
+        return _graph(_compose.compose(text, fast=fast), {})
+    except RecursionError:
+        return "RecursionError"
+    except yaml.YAMLError as exc:
+        return str(exc)
+
+
+def _observed(text: str) -> Any:
+    """Everything load_yaml's caller can see: diagnostics, data, every location."""
+    doc, diags = load_yaml("f.yaml", text)
+    seen: list[Any] = [[(d.code, d.message, d.location, d.hint) for d in diags]]
+    if doc is not None:
+        seen.append(repr(doc.data))
+        _locations(doc, doc.data, (), seen)
+    return seen
+
+
+def _locations(doc: LocatedDoc, value: Any, ptr: Pointer, out: list[Any]) -> None:
+    out += [doc.loc(ptr), doc.key_loc(ptr), doc.end_loc(ptr)]
+    if isinstance(value, str):
+        out += [doc.offset_loc(ptr, i, i + 1) for i in range(len(value) + 1)]
+    elif isinstance(value, dict):
+        for key, sub in value.items():
+            _locations(doc, sub, (*ptr, key), out)
+    elif isinstance(value, list):
+        for i, sub in enumerate(value):
+            _locations(doc, sub, (*ptr, i), out)
+
+
+def _corpus() -> list[str]:
+    texts = [t for t, _, _ in PROBLEMS.values()] + [t for t, _, _, _ in OFFSETS.values()]
+    texts += [f"a: {source}\n" for source, _ in CORE_VALUES]
+    return [*texts, NESTED, *TRICKY, *_repo_yaml()]
+
+
+@libyaml
+@pytest.mark.parametrize("text", _corpus(), ids=range(len(_corpus())))
+def test_libyaml_composes_what_pyyaml_composes(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _composed(text, fast=True) == _composed(text, fast=False)
+    fast = _observed(text)
+    monkeypatch.setattr(_compose, "_CLoader", None)
+    assert fast == _observed(text)
+
+
+@libyaml
+@pytest.mark.parametrize("text", _repo_yaml(fixtures=False), ids=range(len(_repo_yaml(False))))
+def test_first_party_files_take_the_fast_path(text: str) -> None:
+    loader = _compose._CLoader
+    assert loader is not None
+    root = yaml.compose(text, Loader=loader)
+    assert root is not None and _compose._agrees(text, root)
+
+
+_YAML_BITS = [*" \n:-?[]{},#&*!|>'\"%@.\\/", "中", "😀", "\r\n", "\x85", "\u2028", "  ", "\n  "]
+_YAML_BITS += [": ", "- ", "? ", "...", "---", "&a ", "*a", "!!str ", "! ", "|-", ">+", "|2"]
+_YAML_BITS += ["\\x41", "\\u4e2d", "<<: *a", "a", "1", "~", "{a: b}", "[x, y]", "'q'", '"d"']
+
+
+@st.composite
+def _edited_yaml(draw: st.DrawFn) -> str:
+    text = list(draw(st.sampled_from([t for t in _corpus() if len(t) < 1000])))
+    for _ in range(draw(st.integers(1, 4))):
+        i = draw(st.integers(0, len(text)))
+        piece = draw(st.sampled_from(_YAML_BITS))
+        if draw(st.booleans()) or i == len(text):
+            text.insert(i, piece)
+        else:
+            text[i] = piece
+    return "".join(text)
+
+
+@libyaml
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(_edited_yaml())
+def test_libyaml_agrees_on_edited_documents(text: str) -> None:
+    assert _composed(text, fast=True) == _composed(text, fast=False)

@@ -31,6 +31,19 @@ POSITIVE: list[tuple[str, list[str], list[Any], list[bool]]] = [
         [False, False],
     ),
     ("24年5月1日", ["5月1日"], [(None, 5, 1)], [False]),  # two-digit years are dropped
+    # next to a link, not inside it
+    (
+        "见https://a.example.com/x，2024-05-01生效",
+        ["2024-05-01"],
+        [date(2024, 5, 1)],
+        [True],
+    ),
+    (
+        "https://www.bank.example.com/notice 2024年5月1日起",
+        ["2024年5月1日"],
+        [date(2024, 5, 1)],
+        [False],
+    ),
 ]
 
 
@@ -56,6 +69,11 @@ NEGATIVE = [
     "客服热线400-123-4567",
     "A5月1日",
     "营业时间9:00-21:00",
+    # inside a link or an e-mail address: reformatting it would break the address
+    "关于调整存款利率的公告原文见https://www.bank.example.com/notice/2024/05/01",
+    "见www.example.com/notice/2024-05-01。",
+    "HTTP://EXAMPLE.COM/2024.5.1",
+    "2024.05.01@example.com",
 ]
 
 

@@ -71,3 +71,24 @@ def test_custom_lexicon_longest_wins() -> None:
     drug = DrugExtractor({"甲乙": "甲乙", "甲乙丙": "甲乙丙", "乙丙丁": "乙丙丁"})
     assert [(i.text, i.value) for i in drug.extract("xx甲乙丙丁")] == [("甲乙丙", "甲乙丙")]
     assert DrugExtractor({}).extract("anything") == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "texts"),
+    [
+        ("AsPiRiN", ["AsPiRiN"]),  # any ASCII case
+        ("\u0130buprofen", []),  # İ is not I: case folding is ASCII-only
+        ("Calcium Carbonate片", ["Calcium Carbonate"]),
+        ("vitamin c和维生素C", ["vitamin c", "维生素C"]),
+        ("aspirin-布洛芬", ["aspirin", "布洛芬"]),  # "-" is no ASCII letter or digit
+    ],
+)
+def test_drug_case_and_boundaries(text: str, texts: list[str]) -> None:
+    assert [i.text for i in DRUG.extract(text)] == texts
+
+
+def test_custom_lexicon_one_character_names_and_case() -> None:
+    drug = DrugExtractor({"甲": "甲", "甲乙": "甲乙", "Kx": "K药"})
+    assert [i.text for i in drug.extract("甲乙甲丙")] == ["甲乙", "甲"]
+    assert [(i.text, i.value) for i in drug.extract("用KX和kx")] == [("KX", "K药"), ("kx", "K药")]
+    assert drug.extract("\u212ax") == ()

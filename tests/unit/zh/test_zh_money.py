@@ -33,6 +33,10 @@ POSITIVE = [
     ("US$1,000", ["US$1,000"], ["1000"], "USD", [0]),
     ("约100美元", ["100美元"], ["100"], "USD", [0]),
     ("100 USD", ["100 USD"], ["100"], "USD", [0]),
+    # next to a link, not inside it: the URL stops at the full-width comma or the space
+    ("链接https://x.example.com/pay，金额100元", ["100元"], ["100"], "元", [0]),
+    ("详见https://x.example.com/fee ¥5", ["¥5"], ["5"], "元", [0]),
+    ("邮箱pay@example.com，转账RMB100", ["RMB100"], ["100"], "元", [0]),
 ]
 
 
@@ -65,6 +69,11 @@ NEGATIVE = [
     "¥100abc",
     "订单号2023051812345678",
     "版本1.2.3元",
+    # inside a link or an e-mail address: part of the address, not an amount
+    "https://x.example.com/pay?amount=100元",
+    "付款链接https://pay.example.com/?p=$5",
+    "www.shop.example.com/item/100元",
+    "RMB100@bank.example.com",
 ]
 
 

@@ -25,6 +25,8 @@ POSITIVE = [
     ("涨幅1,200%", ["1,200%"], ["1200"], [0]),
     ("下降-3.5%", ["3.5%"], ["3.5"], [1]),  # the sign is not part of the item
     ("3-5%", ["5%"], ["5"], [0]),
+    ("利率见https://x.example.com/rate，为3.5%", ["3.5%"], ["3.5"], [1]),
+    ("www.example.com 3.5%", ["3.5%"], ["3.5"], [1]),
 ]
 
 
@@ -47,6 +49,9 @@ NEGATIVE = [
     "千分之三",
     "3‰",
     "共计¥100.00",
+    "https://x.example.com/rate/3.5%",  # inside a link
+    "https://x.example.com/search?q=5%25off",  # a percent-encoded character
+    "见WWW.EXAMPLE.COM/3.5%",
 ]
 
 

@@ -36,6 +36,9 @@ TEXTS = st.one_of(
                 "https://a.com/x",
                 "www.b.cn",
                 "a@b.com",
+                "http://b.cn/2024/05/01",
+                "13812345678@qq.com",
+                "https://c.cn/rate/3.5%",
                 "13812345678",
                 "(0755)12345678",
                 "财税〔2019〕13号",
@@ -59,6 +62,22 @@ def _check_items(text: str, items: tuple[Item, ...]) -> None:
         assert text[item.start : item.end] == item.text
         assert item.start >= last_end, "items overlap or are out of order"
         last_end = item.end
+
+
+_BY_NAME = {e.name: e for e in EXTRACTORS}
+# The extractors that read digits: none of their items may sit inside a URL or e-mail address.
+_DIGIT_READERS = [
+    e for e in EXTRACTORS if e.name in {"money", "percent", "date", "phone", "tax_doc"}
+]
+
+
+@pytest.mark.parametrize("extractor", _DIGIT_READERS, ids=lambda e: e.name)
+@settings(max_examples=300, deadline=None)
+@given(text=TEXTS)
+def test_no_item_inside_an_address(extractor: Extractor, text: str) -> None:
+    addresses = _BY_NAME["url"].extract(text) + _BY_NAME["email"].extract(text)
+    for item in extractor.extract(text):
+        assert not any(a.start < item.end and item.start < a.end for a in addresses), item
 
 
 @pytest.mark.parametrize("extractor", EXTRACTORS, ids=lambda e: e.name)

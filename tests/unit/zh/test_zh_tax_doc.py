@@ -39,6 +39,12 @@ POSITIVE = [
         ["财税〔2019〕13号", "国家税务总局公告2019年第4号"],
         ["财税〔2019〕13号", "国家税务总局公告2019年第4号"],
     ),
+    # right after a link: an address is ASCII, so it ends before the issuer
+    (
+        "原文https://www.chinatax.gov.cn/财税〔2019〕13号",
+        ["财税〔2019〕13号"],
+        ["财税〔2019〕13号"],
+    ),
 ]
 
 

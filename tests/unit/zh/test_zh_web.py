@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from charter_zh.web import EmailExtractor, UrlExtractor
+from charter.protocols import Item
+from charter_zh.web import EmailExtractor, UrlExtractor, outside_links
 
 URL = UrlExtractor()
 EMAIL = EmailExtractor()
@@ -97,3 +98,51 @@ EMAIL_NEGATIVE = [
 @pytest.mark.parametrize("text", EMAIL_NEGATIVE)
 def test_email_leaves_alone(text: str) -> None:
     assert EMAIL.extract(text) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "urls"),
+    [
+        ("https://a.com/?u=http://b.com", ["https://a.com/?u=http://b.com"]),  # one address
+        ("Www.Example.com/x", ["Www.Example.com/x"]),
+        ("HTTPS://A.COM，和www.b.cn", ["HTTPS://A.COM", "www.b.cn"]),
+    ],
+)
+def test_url_start_cases(text: str, urls: list[str]) -> None:
+    assert [i.text for i in URL.extract(text)] == urls
+
+
+@pytest.mark.parametrize("text", ["hhttp://a.com", "wwww.example.com", "a.www.example.com"])
+def test_url_glued_starts_are_no_urls(text: str) -> None:
+    assert URL.extract(text) == ()
+
+
+def test_url_results_follow_the_text() -> None:
+    # the URLs of the last text are remembered; another text must not get them
+    a, b = "见https://a.com/x", "见https://bb.com/y，"
+    for text, url in ((a, "https://a.com/x"), (b, "https://bb.com/y"), (a, "https://a.com/x")):
+        assert [i.text for i in URL.extract(text)] == [url]
+    assert URL.extract("没有链接") == ()
+
+
+def _item(text: str, start: int, end: int) -> Item:
+    return Item(start, end, text[start:end], text[start:end])
+
+
+def test_outside_links_drops_what_overlaps_an_address() -> None:
+    text = "见https://a.com/2024/05/01，写信x13812345678@b.com，另2024年"
+    inside_url = _item(text, text.index("2024/05/01"), text.index("2024/05/01") + 10)
+    inside_mail = _item(text, text.index("13812345678"), text.index("13812345678") + 11)
+    after = _item(text, text.rindex("2024"), text.rindex("2024") + 5)
+    touching = _item(text, text.index("，"), text.index("，") + 1)  # right after the URL
+    kept = outside_links(text, [inside_url, touching, inside_mail, after])
+    assert kept == [touching, after]
+
+
+def test_outside_links_without_addresses_keeps_everything() -> None:
+    text = "2024/05/01和3.5%"
+    items = [_item(text, 0, 10), _item(text, 11, 15)]
+    assert outside_links(text, items) == items
+    text = "w/@: 但没有地址 2024/05/01"  # the cheap hints are there, no address is
+    items = [_item(text, text.index("2024"), len(text))]
+    assert outside_links(text, items) == items

@@ -8,7 +8,6 @@ never count as glue; ASCII neighbours do, because ``A100元`` or ``ID13812345678
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from decimal import Context
 
 from charter.protocols import Item
@@ -35,8 +34,8 @@ def number_glued_before(text: str, start: int) -> bool:
     return before in ".," and start >= 2 and text[start - 2] in DIGITS
 
 
-_NUMBER_CHARS = frozenset("0123456789.,")
-_MAX_NUMBER = 64
+NUMBER_CHARS = frozenset("0123456789.,")
+MAX_NUMBER = 64  # characters number_before looks back at most
 
 
 def number_before(text: str, end: int, number: re.Pattern[str]) -> int | None:
@@ -47,8 +46,8 @@ def number_before(text: str, end: int, number: re.Pattern[str]) -> int | None:
     Walking back by hand is much cheaper than a regex search anchored at the end.
     """
     start = end
-    limit = max(0, end - _MAX_NUMBER)
-    while start > limit and text[start - 1] in _NUMBER_CHARS:
+    limit = max(0, end - MAX_NUMBER)
+    while start > limit and text[start - 1] in NUMBER_CHARS:
         start -= 1
     while start < end and text[start] in ".,":
         start += 1
@@ -62,11 +61,22 @@ def is_cjk(ch: str) -> bool:
     return "\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf"
 
 
-def non_overlapping(items: Iterable[Item]) -> tuple[Item, ...]:
+def _span_key(item: Item) -> tuple[int, int]:
+    return (item.start, -item.end)
+
+
+def non_overlapping(items: list[Item]) -> tuple[Item, ...]:
     """Sorted by start; on overlap the earlier, then the longer, item wins."""
+    end = -1
+    for item in items:  # nearly always already in order and disjoint: no sort then
+        if item.start < end:
+            break
+        end = item.end
+    else:
+        return tuple(items)
     out: list[Item] = []
     last = -1
-    for item in sorted(items, key=lambda i: (i.start, -i.end)):
+    for item in sorted(items, key=_span_key):
         if item.start >= last:
             out.append(item)
             last = item.end

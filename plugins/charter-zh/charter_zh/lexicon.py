@@ -1,10 +1,17 @@
-"""``drug``: drug names from the lexicon ``charter_zh/data/drugs.txt``, found in one pass.
+"""``drug``: drug names from the lexicon ``charter_zh/data/drugs.txt``.
 
 Each lexicon line is ``canonical|alias|alias``; the value of an item is the canonical name, so
-``扑热息痛`` and ``Paracetamol`` both yield ``对乙酰氨基酚``. Matching uses one Aho-Corasick
-automaton over the lower-cased text (lower-casing is only used when it keeps every index in
-place); when names overlap, the leftmost, then the longest, wins (``布洛芬缓释胶囊`` over
-``布洛芬``). The automaton runs over the reversed text (see ``_build``).
+``扑热息痛`` and ``Paracetamol`` both yield ``对乙酰氨基酚``. English names match case-insensitively
+(ASCII case only: the Kelvin sign is no ``k``). When names overlap, the leftmost, then the
+longest, wins (``布洛芬缓释胶囊`` over ``布洛芬``).
+
+Matching takes two steps, both in ``re``. A scan whose pattern starts with one character class
+(first characters of the names) stops only where a name could start and the next character can
+follow a name's first one; at each such place, a small pattern of the names sharing that first
+character, longest first, picks the longest name there. The first step is the whole cost on
+prose without drugs (~3 µs on 500 characters, against ~13 µs for an Aho-Corasick pass over the
+lower-cased text), and a single alternation of all the names is slower still, because ``re``
+tries the alternatives one after the other at every candidate character.
 
 Deliberately not matched: a name whose ASCII edge is glued to another ASCII letter or digit
 (``ibuprofenum``, ``xaspirin``: the CJK boundary convention), names outside the lexicon
@@ -13,14 +20,15 @@ Deliberately not matched: a name whose ASCII edge is glued to another ASCII lett
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from types import MappingProxyType
 
-import ahocorasick
-
 from charter.protocols import Item, ValueKind
 from charter_zh._common import ASCII_ALNUM
+
+_ALNUM_CLASS = "[0-9A-Za-z]"
 
 
 def parse_lexicon(lines: Iterable[str]) -> dict[str, str]:
@@ -36,26 +44,43 @@ def parse_lexicon(lines: Iterable[str]) -> dict[str, str]:
     return names
 
 
-def _build(names: dict[str, str]) -> ahocorasick.Automaton:
-    # Keys go in reversed and the text is scanned reversed: pyahocorasick looks a node's children
-    # up linearly, and drug names share far fewer last characters than first ones (布/阿/头/…
-    # vs 林/芬/唑/…), so the root, visited for nearly every character, is smaller.
-    automaton = ahocorasick.Automaton()
-    for key, canonical in names.items():
-        automaton.add_word(key[::-1], (len(key), canonical))
-    automaton.make_automaton()
-    return automaton
+def _cases(ch: str) -> set[str]:
+    """The character as written in the text: both ASCII cases, anything else as is."""
+    return {ch, ch.upper()} if ch.isascii() else {ch}
 
 
-def _glued(text: str, start: int, end: int) -> bool:
-    return (start > 0 and text[start] in ASCII_ALNUM and text[start - 1] in ASCII_ALNUM) or (
-        end < len(text) and text[end - 1] in ASCII_ALNUM and text[end] in ASCII_ALNUM
-    )
+def _char_class(chars: Iterable[str]) -> str:
+    return "[" + "".join(re.escape(c) for c in sorted(chars)) + "]"
 
 
-def _unicode_cased(written: str) -> bool:
-    """A non-ASCII letter that only matched after lower-casing (the Kelvin sign K -> k)."""
-    return not written.isascii() and any(not ch.isascii() and ch.lower() != ch for ch in written)
+def _name_pattern(name: str) -> str:
+    # the start of the name is checked by the scan; its end must not be glued to ASCII
+    return re.escape(name) + (f"(?!{_ALNUM_CLASS})" if name[-1] in ASCII_ALNUM else "")
+
+
+def _build(names: Mapping[str, str]) -> tuple[re.Pattern[str], dict[str, re.Pattern[str]]]:
+    """The scan and, per first character as written, the names starting with it."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(name[0], []).append(name)
+    firsts = {c for first in groups for c in _cases(first)}
+    # A first character glued to an ASCII one before it is no start: ``(?<!..)`` looks at the
+    # character before and the one just read (a CJK one never fails it).
+    scan = _char_class(firsts) + f"(?<!{_ALNUM_CLASS}{_ALNUM_CLASS})"
+    if all(len(name) > 1 for name in names):
+        scan += "(?=" + _char_class({c for name in names for c in _cases(name[1])}) + ")"
+    by_first: dict[str, re.Pattern[str]] = {}
+    for first, group in groups.items():
+        alternatives = "|".join(_name_pattern(n) for n in sorted(group, key=len, reverse=True))
+        # ASCII-only case folding: İ or the Kelvin sign never stand for i or k.
+        pattern = re.compile(alternatives, re.IGNORECASE | re.ASCII)
+        for ch in _cases(first):
+            by_first[ch] = pattern
+    return re.compile(scan), by_first
+
+
+def _ascii_lower(written: str) -> str:
+    return "".join(ch.lower() if ch.isascii() else ch for ch in written)
 
 
 def _load() -> dict[str, str]:
@@ -71,8 +96,12 @@ class DrugExtractor:
     has_units: bool = False
 
     def __init__(self, names: Mapping[str, str] | None = None) -> None:
-        self._names = _load() if names is None else {k.lower(): v for k, v in names.items()}
-        self._automaton = _build(self._names) if self._names else None
+        lexicon = _load() if names is None else {k.lower(): v for k, v in names.items()}
+        self._names = {k: v for k, v in lexicon.items() if k}
+        self._scan: re.Pattern[str] | None = None
+        self._by_first: dict[str, re.Pattern[str]] = {}
+        if self._names:
+            self._scan, self._by_first = _build(self._names)
 
     @property
     def lexicon(self) -> Mapping[str, str]:
@@ -80,26 +109,24 @@ class DrugExtractor:
         return MappingProxyType(self._names)
 
     def extract(self, text: str) -> tuple[Item, ...]:
-        if self._automaton is None or not text:
+        if self._scan is None:
             return ()
-        lowered = text.lower()
-        if len(lowered) != len(text):  # İ and friends grow when lower-cased; keep indices true
-            lowered = "".join(ch.lower() if ch.isascii() else ch for ch in text)
-        hits: list[tuple[int, int, str]] = []
-        size = len(text)
-        for last, (length, canonical) in self._automaton.iter(lowered[::-1]):
-            start = size - 1 - last
-            end = start + length
-            if _glued(text, start, end) or _unicode_cased(text[start:end]):
-                continue
-            hits.append((start, end, canonical))
-        hits.sort(key=lambda h: (h[0], -h[1]))
+        names, by_first = self._names, self._by_first
         items: list[Item] = []
         last_end = 0
-        for start, end, canonical in hits:
-            if start >= last_end:
-                items.append(Item(start=start, end=end, text=text[start:end], value=canonical))
-                last_end = end
+        for candidate in self._scan.finditer(text):
+            start = candidate.start()
+            if start < last_end:
+                continue
+            m = by_first[text[start]].match(text, start)
+            if m is None:
+                continue
+            written = m.group()
+            value = names.get(written)
+            if value is None:  # written with upper-case ASCII letters
+                value = names[_ascii_lower(written)]
+            last_end = m.end()
+            items.append(Item(start, last_end, written, value, None, None, {}))
         return tuple(items)
 
     def canonical(self, item: Item) -> str | None:

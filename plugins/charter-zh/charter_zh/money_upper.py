@@ -37,8 +37,7 @@ _DIGIT_VALUE = {
 }  # fmt: skip
 _TO_SIMPLIFIED = str.maketrans({"貳": "贰", "參": "叁", "陸": "陆", "萬": "万", "億": "亿"})
 
-# Led by one character class so the scan jumps straight to upper-case digits; a leading 人民币
-# is picked up by hand, since an optional prefix group would disable that fast scan.
+# Matched where _matches says a run ends at a unit; a leading 人民币 is picked up by hand.
 _UPPER = re.compile(
     rf"""(?P<run>[{_DIGIT_CHARS}拾][{_RUN_CHARS}]{{0,30}})
     (?:
@@ -50,8 +49,44 @@ _UPPER = re.compile(
     re.X,
 )
 _RMB = "人民币"
+_ZERO = Decimal(0)
+_RUN_SET = frozenset(_RUN_CHARS)
+_MAX_RUN = 31  # numerals in a run, as _UPPER allows
+_MAX_TAIL = 8  # the unit and what may follow it: 元零伍角零伍分整
 # Characters that, just before a run, mean the run is the tail of a longer (mixed) numeral.
 _GLUE = frozenset(_RUN_CHARS + "一二三四五六七八九十百千两〇.") | DIGITS
+
+
+def _matches(text: str) -> list[re.Match[str]]:
+    """What ``_UPPER.finditer`` gives, found from the units instead of the numerals.
+
+    Every match is a run of at most 31 numerals ending right before a 元/圆/角/分 (units are
+    no numerals), then at most 8 more characters (元零伍角零伍分整). So the match that holds a
+    unit, if any, is the first match of a search between 31 characters before it and 8 after,
+    provided it starts before the unit. Finding the units with str.find and searching those
+    windows is several times cheaper than re scanning the whole text for the numerals.
+    """
+    units: list[int] = []
+    for unit in "元圆角分":
+        if unit not in text:
+            continue
+        pos = text.find(unit)
+        while pos != -1:
+            if pos > 0 and text[pos - 1] in _RUN_SET:
+                units.append(pos)
+            pos = text.find(unit, pos + 1)
+    if len(units) > 1:
+        units.sort()
+    found: list[re.Match[str]] = []
+    consumed = 0
+    for unit_at in units:
+        if unit_at < consumed:
+            continue  # the 角 of 伍元陆角, the 分 of 伍角陆分
+        m = _UPPER.search(text, max(consumed, unit_at - _MAX_RUN), unit_at + _MAX_TAIL)
+        if m is not None and m.start() < unit_at:
+            found.append(m)
+            consumed = m.end()
+    return found
 
 
 # CJK characters after which a bare 伍角/陆分 still reads as an amount (大写：伍角, 共计伍角).
@@ -65,12 +100,13 @@ def _standalone_ok(text: str, start: int, end: int) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _integer(run: str) -> int | None:
+def _integer(run: str) -> tuple[int, Decimal] | None:
+    """The run's value, also as a Decimal (immutable: items may share it), or None."""
     try:
         value = cn2an.cn2an(run.translate(_TO_SIMPLIFIED), "strict")
     except Exception:  # cn2an signals malformed input with assorted exception types
         return None
-    return value if isinstance(value, int) and value >= 0 else None
+    return (value, Decimal(value)) if isinstance(value, int) and value >= 0 else None
 
 
 class MoneyUpperExtractor:
@@ -81,47 +117,41 @@ class MoneyUpperExtractor:
     has_units: bool = True
 
     def extract(self, text: str) -> tuple[Item, ...]:
-        if not any(ch in text for ch in "元圆角分"):
+        if "元" not in text and "圆" not in text and "角" not in text and "分" not in text:
             return ()
         items: list[Item] = []
-        for m in _UPPER.finditer(text):
-            start, run = m.start(), m["run"]
+        for m in _matches(text):
+            run, jiao, fen, jiao_only, fen2, fen_only, zheng = m.groups()
+            start, end = m.span()
             rmb = start >= 3 and text.startswith(_RMB, start - 3)
             if rmb:
                 start -= 3
             elif start > 0 and text[start - 1] in _GLUE:
                 continue
-            if m["jiao_only"] or m["fen_only"]:
+            if jiao_only or fen_only:
                 if len(run) != 1 or run not in _NONZERO:
                     continue
-                if not rmb and not _standalone_ok(text, start, m.end()):
+                if not rmb and not _standalone_ok(text, start, end):
                     continue
-                integer = 0
-                jiao = run if m["jiao_only"] else None
-                fen = m["fen2"] if m["jiao_only"] else run
+                integer, whole = 0, _ZERO
+                jiao = run if jiao_only else None
+                fen = fen2 if jiao_only else run
             else:
                 maybe = _integer(run)
                 if maybe is None:
                     continue
-                integer, jiao, fen = maybe, m["jiao"], m["fen"]
+                integer, whole = maybe
             if fen:
-                number = f"{integer}.{_DIGIT_VALUE[jiao] if jiao else 0}{_DIGIT_VALUE[fen]}"
+                value = Decimal(f"{integer}.{_DIGIT_VALUE[jiao] if jiao else 0}{_DIGIT_VALUE[fen]}")
                 decimals = 2
             elif jiao:
-                number, decimals = f"{integer}.{_DIGIT_VALUE[jiao]}", 1
+                value, decimals = Decimal(f"{integer}.{_DIGIT_VALUE[jiao]}"), 1
             else:
-                number, decimals = str(integer), 0
-            items.append(
-                Item(
-                    start=start,
-                    end=m.end(),
-                    text=text[start : m.end()],
-                    value=Decimal(number),
-                    unit="元",
-                    decimals=decimals,
-                    attrs={"prefix": _RMB if rmb else None, "whole": m["zheng"] is not None},
-                )
-            )
+                value, decimals = whole, 0
+            attrs = {"prefix": _RMB if rmb else None, "whole": zheng is not None}
+            items.append(Item(start, end, text[start:end], value, "元", decimals, attrs))
+        if not items:
+            return ()
         return non_overlapping(items)
 
     def canonical(self, item: Item) -> str | None:

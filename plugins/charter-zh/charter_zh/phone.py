@@ -18,7 +18,9 @@ Deliberately not matched:
 * numbers run together with stray digits across a space (``2 138 1234 5678``): the run is not
   one valid number and the matcher does not split it;
 * dates and times in any numeric form (``2024-05-01``, ``20240501``);
-* numbers phonenumbers does not consider valid for China (``12345``, ``95588`` short codes).
+* numbers phonenumbers does not consider valid for China (``12345``, ``95588`` short codes);
+* anything inside a URL or an e-mail address (``13812345678@qq.com``, ``https://x.cn/13812345678``):
+  it is part of the address (``web.outside_links``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import phonenumbers
 
 from charter.protocols import Item, ValueKind
 from charter_zh._common import ASCII_ALNUM, DIGITS, non_overlapping
+from charter_zh.web import outside_links
 
 # Led by a digit class so the scan skips prose quickly; an opening bracket or a + before the
 # first digit is added by hand.
@@ -99,8 +102,10 @@ class PhoneExtractor:
                 written = text[start:end]
                 if _DATE_LIKE.fullmatch(written):
                     continue
-                items.append(Item(start=start, end=end, text=written, value=e164))
-        return non_overlapping(items)
+                items.append(Item(start, end, written, e164, None, None, {}))
+        if not items:
+            return ()
+        return non_overlapping(outside_links(text, items))
 
     @staticmethod
     def _standalone(text: str, start: int, end: int) -> bool:

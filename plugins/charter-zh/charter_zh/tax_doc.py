@@ -15,7 +15,9 @@ similar, see ``_CODES``) or a known body (``_BODIES``); a one-character province
 ``_PROVINCES`` (京财税…) is kept. Deliberately not matched: unknown issuer codes (a generic
 "any CJK before 〔" rule would swallow the preceding words: 根据财税〔…〕), ambiguous province
 characters (新, 云, 宁, 吉 … are common word endings: 最新财税〔…〕 is 财税〔…〕), years outside
-1949–2099, and numbers written in Chinese numerals (``第十二号``).
+1949–2099, and numbers written in Chinese numerals (``第十二号``). Like every extractor that
+reads digits, it keeps out of URLs and e-mail addresses (``web.outside_links``); with today's
+issuers, all CJK, a document number cannot overlap an (ASCII) address, so that is a guard.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from __future__ import annotations
 import re
 
 from charter.protocols import Item, ValueKind
-from charter_zh._common import non_overlapping
+from charter_zh._common import DIGITS
+from charter_zh.web import outside_links
 
 _CODES = (
     "财税", "财关税", "财会", "财预", "财库", "财金", "财建", "财企", "财社", "财农", "财资",
@@ -59,35 +62,67 @@ _ANNOUNCEMENT = re.compile(
 )
 _ORDER = re.compile(rf"(?P<bodies>{_BODY}){_SP}令{_SP}第{_SP}{_NUM}{_SP}号")
 _BODY_RE = re.compile(_BODY)
-_TRIGGERS = ("〔", "[", "【", "(", "（", "［", "〖", "公告", "令")
+_SPACES = " \u3000"
+_CLOSING = frozenset("〕]】)）］〗")
 
 
-def _item(start: int, end: int, text: str, normal: str, kind: str) -> Item:
-    return Item(start=start, end=end, text=text[start:end], value=normal, attrs={"kind": kind})
+def _pattern_before(text: str, end: int) -> re.Pattern[str] | None:
+    """The one pattern that can end at the 号 at ``end``, told by what precedes the number:
+    a closing bracket (code), 年 (announcement) or 令 (order)."""
+    pos = end
+    while pos > 0 and text[pos - 1] in _SPACES:
+        pos -= 1
+    if pos == 0 or text[pos - 1] not in DIGITS:
+        return None  # 尾号, 型号, 第十二号…: the common case
+    while pos > 0 and text[pos - 1] in DIGITS:
+        pos -= 1
+    while pos > 0 and text[pos - 1] in _SPACES:
+        pos -= 1
+    if pos > 0 and text[pos - 1] == "第":
+        pos -= 1
+        while pos > 0 and text[pos - 1] in _SPACES:
+            pos -= 1
+    before = text[pos - 1] if pos > 0 else ""
+    if before in _CLOSING:
+        return _BRACKETED
+    if before == "年":
+        return _ANNOUNCEMENT
+    if before == "令":
+        return _ORDER
+    return None
 
 
-def _bracketed(text: str) -> list[Item]:
-    items = []
-    for m in _BRACKETED.finditer(text):
-        start = m.start()
+def _item(text: str, m: re.Match[str], pattern: re.Pattern[str]) -> Item:
+    start = m.start()
+    if pattern is _BRACKETED:
         code = m["code"]
         if start > 0 and text[start - 1] in _PROVINCES:
             start -= 1
             code = text[start] + code
-        normal = f"{code}〔{m['year']}〕{int(m['num'])}号"
-        items.append(_item(start, m.end(), text, normal, "code"))
-    return items
-
-
-def _announcements(text: str) -> list[Item]:
-    items = []
-    for m in _ANNOUNCEMENT.finditer(text):
+        normal, kind = f"{code}〔{m['year']}〕{int(m['num'])}号", "code"
+    elif pattern is _ANNOUNCEMENT:
         bodies = " ".join(_BODY_RE.findall(m["bodies"]))
-        normal = f"{bodies}公告{m['year']}年第{int(m['num'])}号"
-        items.append(_item(m.start(), m.end(), text, normal, "announcement"))
-    for m in _ORDER.finditer(text):
-        normal = f"{m['bodies']}令第{int(m['num'])}号"
-        items.append(_item(m.start(), m.end(), text, normal, "order"))
+        normal, kind = f"{bodies}公告{m['year']}年第{int(m['num'])}号", "announcement"
+    else:
+        normal, kind = f"{m['bodies']}令第{int(m['num'])}号", "order"
+    return Item(start, m.end(), text[start : m.end()], normal, None, None, {"kind": kind})
+
+
+def _find(text: str) -> list[Item]:
+    """Every document number ends with 号 and holds no other 号, so the one ending at a 号 is
+    the leftmost match between the previous 号 and this one: found from the 号s (str.find is far
+    cheaper than scanning the whole text with three patterns), it is what finditer would give."""
+    items: list[Item] = []
+    after_previous = 0
+    end = text.find("号")
+    while end != -1:
+        pattern = _pattern_before(text, end)
+        if pattern is not None:
+            m = pattern.search(text, after_previous, end + 1)
+            if m is not None:
+                items.append(_item(text, m, pattern))
+        after_previous = end + 1
+        end = text.find("号", after_previous)
     return items
 
 
@@ -99,12 +134,12 @@ class TaxDocExtractor:
     has_units: bool = False
 
     def extract(self, text: str) -> tuple[Item, ...]:
-        if "号" not in text or not any(t in text for t in _TRIGGERS):
+        if "号" not in text:
             return ()
-        items = _bracketed(text)
-        if "公告" in text or "令" in text:
-            items += _announcements(text)
-        return non_overlapping(items)
+        items = _find(text)
+        if not items:
+            return ()
+        return tuple(outside_links(text, items))  # in order and disjoint: each ends at its 号
 
     def canonical(self, item: Item) -> str | None:
         """The normalised document number (``财税[2019]13号`` -> ``财税〔2019〕13号``)."""

@@ -211,9 +211,13 @@ class Builder:
             self._adjacent("near", node.near.target, node.near.within, key) if node.near else None
         )
 
+        cache_key = (name, key)
+
         def test(env: Env) -> bool:
             text = text_of(env)
-            items = env.items(name, key, text)
+            items = env.cached_items.get(cache_key)
+            if items is None:
+                items = env.items(name, key, text)
             if near is not None:
                 items = tuple(i for i in items if near(env, i, text, key))
             if env.collect and items and negated and key == "output":
@@ -229,9 +233,13 @@ class Builder:
         pred = self.item(node.pred, key)
         quant = node.quant
 
+        cache_key = (name, key)
+
         def test(env: Env) -> bool:
             text = text_of(env)
-            items = env.items(name, key, text)
+            items = env.cached_items.get(cache_key)
+            if items is None:
+                items = env.items(name, key, text)
             if not env.collect:
                 if quant == "every":
                     for i in items:
@@ -317,8 +325,15 @@ class Builder:
             twin = node.extractor.text
 
             def has_twin(env: Env, it: Item, text: str, k: str) -> bool:
-                v = as_decimal(it.value)
-                return v is not None and v in env.values(twin, k, text)
+                values = env.cached_values.get((twin, k))
+                if values is None:
+                    values = env.values(twin, k, text)
+                v = it.value
+                return (
+                    v in values
+                    if type(v) is Decimal
+                    else ((d := as_decimal(v)) is not None and d in values)
+                )
 
             return has_twin
         if isinstance(node, A.IUnit):

@@ -19,8 +19,8 @@ SubjectKey = str  # "output", "input" or a dotted context path
 class Env:
     __slots__ = (
         "_hits",
-        "_items",
-        "_values",
+        "cached_items",
+        "cached_values",
         "collect",
         "context",
         "extractors",
@@ -45,8 +45,9 @@ class Env:
         self.literals = literals
         self.extractors = extractors
         self._hits: dict[SubjectKey, Hits] = {}
-        self._items: dict[tuple[str, SubjectKey], tuple[Item, ...]] = {}
-        self._values: dict[tuple[str, SubjectKey], frozenset[Decimal]] = {}
+        # read directly by the closures on the hot path; fill through items() / values()
+        self.cached_items: dict[tuple[str, SubjectKey], tuple[Item, ...]] = {}
+        self.cached_values: dict[tuple[str, SubjectKey], frozenset[Decimal]] = {}
         # evidence of a failing rule, gathered only when explaining a failure
         self.collect = False
         self.spans: list[tuple[int, int]] = []
@@ -59,17 +60,19 @@ class Env:
         return found
 
     def items(self, extractor: str, key: SubjectKey, text: str) -> tuple[Item, ...]:
-        found = self._items.get((extractor, key))
+        found = self.cached_items.get((extractor, key))
         if found is None:
-            found = self._items[(extractor, key)] = self.extractors[extractor].extract(text)
+            found = self.cached_items[(extractor, key)] = self.extractors[extractor].extract(text)
         return found
 
     def values(self, extractor: str, key: SubjectKey, text: str) -> frozenset[Decimal]:
         """Numeric values of an extractor's items, for ``has twin``."""
-        found = self._values.get((extractor, key))
+        found = self.cached_values.get((extractor, key))
         if found is None:
             vals = (as_decimal(i.value) for i in self.items(extractor, key, text))
-            found = self._values[(extractor, key)] = frozenset(v for v in vals if v is not None)
+            found = self.cached_values[(extractor, key)] = frozenset(
+                v for v in vals if v is not None
+            )
         return found
 
     def start_explaining(self) -> None:

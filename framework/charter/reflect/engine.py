@@ -120,6 +120,7 @@ class Engine:
                 )
             )
         self._rules = tuple(bound)
+        self._plan = tuple((b.rule.id, b.when, b.check) for b in bound)
         self._messages = pack.messages
         self._index_rules()
 
@@ -158,8 +159,11 @@ class Engine:
     def _affected(self, env: Env) -> list[int]:
         """Indices, in rule order, of the rules whose outcome this text can change."""
         todo = set(self._always)
+        by_literal = self._by_literal
         for lid in env.hits("output", env.output):
-            todo.update(self._by_literal.get(lid, ()))
+            found = by_literal.get(lid)
+            if found:
+                todo.update(found)
         for name, idxs in self._by_extractor:
             if not idxs <= todo and env.items(name, "output", env.output):
                 todo |= idxs
@@ -169,15 +173,15 @@ class Engine:
         outcomes = dict(self._empty)
         affected = self._affected(env)
         failed = set(self._fail_when_absent).difference(affected)
-        rules = self._rules
+        plan = self._plan
         for i in affected:
-            b = rules[i]
-            if b.when is not None and not b.when(env):
-                outcomes[b.rule.id] = "skip"
-            elif b.check(env):
-                outcomes[b.rule.id] = "pass"
+            rid, when, check = plan[i]
+            if when is not None and not when(env):
+                outcomes[rid] = "skip"
+            elif check(env):
+                outcomes[rid] = "pass"
             else:
-                outcomes[b.rule.id] = "fail"
+                outcomes[rid] = "fail"
                 failed.add(i)
         return outcomes, sorted(failed)
 

@@ -1,17 +1,53 @@
-"""Charter: deterministic rules, goals, memory and skills around a small local LLM."""
+"""Charter: deterministic rules, goals, memory and skills around a small local LLM.
+
+The names below are the public API. Those that live in heavier modules are imported on first
+use (PEP 562), so ``import charter`` stays light and the checker runtime never pulls in the
+DSL parser or the YAML loader.
+"""
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
+from charter._version import __version__
 from charter.diagnostics import Diagnostic, DiagnosticError, Location, Severity
 from charter.protocols import Extractor, Item, Predicate, Repair, RepairArg, RepairInput
 from charter.registry import Registry
 
+if TYPE_CHECKING:
+    from charter.compile.api import compile_path
+    from charter.compile.compiled import CompiledPack, CompiledRule
+    from charter.plugins import default_registry, make_plugin_manager
+    from charter.reflect.engine import CheckResult, Engine, Finding
+
+_LAZY = {
+    "compile_path": "charter.compile.api",
+    "CompiledPack": "charter.compile.compiled",
+    "CompiledRule": "charter.compile.compiled",
+    "default_registry": "charter.plugins",
+    "make_plugin_manager": "charter.plugins",
+    "CheckResult": "charter.reflect.engine",
+    "Engine": "charter.reflect.engine",
+    "Finding": "charter.reflect.engine",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'charter' has no attribute {name!r}")
+
+
 __all__ = [
+    "CheckResult",
+    "CompiledPack",
+    "CompiledRule",
     "Diagnostic",
     "DiagnosticError",
+    "Engine",
     "Extractor",
+    "Finding",
     "Item",
     "Location",
     "Predicate",
@@ -21,4 +57,7 @@ __all__ = [
     "RepairInput",
     "Severity",
     "__version__",
+    "compile_path",
+    "default_registry",
+    "make_plugin_manager",
 ]

@@ -82,7 +82,7 @@ def plugin_versions(pm: CharterPluginManager) -> dict[str, str]:
 
     A plugin is known under its entry-point name and its distribution name.
     """
-    from charter import __version__
+    from charter._version import __version__
 
     versions: dict[str, str] = {}
     for name, (dist, version) in pm.distributions.items():

@@ -5,13 +5,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 from charter.protocols import Extractor, Predicate, Repair
-
-
-def _frozen(d: Mapping[str, object] | None = None) -> Mapping[str, object]:
-    return MappingProxyType(dict(d or {}))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from pathlib import Path
 
-from charter import __version__
+from charter._version import __version__
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.diagnostics import (

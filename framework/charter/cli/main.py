@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from charter import __version__
+from charter._version import __version__
 from charter.cli import check as check_cmd
 from charter.cli import demo as demo_cmd
 from charter.cli import schema as schema_cmd

@@ -15,7 +15,7 @@ import pickle
 import tempfile
 from pathlib import Path
 
-from charter import __version__
+from charter._version import __version__
 from charter.compile.compiled import CompiledPack
 from charter.diagnostics import Diagnostic
 from charter.registry import Registry

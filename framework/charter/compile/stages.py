@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from charter import __version__
+from charter._version import __version__
 from charter.compile.analyze import RuleView, analyze
 from charter.compile.check import Checker
 from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule

@@ -15,7 +15,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
-from charter import __version__
+from charter._version import __version__
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.pack.model import (
     DEFAULT_MESSAGES,

@@ -43,7 +43,7 @@ def _numeric_pattern(sep: str) -> re.Pattern[str]:
     )
 
 
-_NUMERIC = tuple((sep, _numeric_pattern(sep)) for sep in "-/.")
+_DASHED, _SLASHED, _DOTTED = (_numeric_pattern(sep) for sep in "-/.")
 # Chinese forms are found from their 月 and read backwards for the month and the year.
 _DAY = re.compile(r" ?(?P<d>[0-9]{1,2}) ?[日号]")
 _DAY_LEAD = frozenset("0123456789 ")
@@ -66,22 +66,43 @@ def _value(year: int | None, month: int, day: int | None) -> Any:
         return None
 
 
-def _numeric(text: str) -> list[Item]:
-    items: list[Item] = []
-    for sep, pattern in _NUMERIC:
-        if sep not in text:
-            continue
-        for m in pattern.finditer(text):
-            month, day = m.groups()
-            start, end = m.span()
-            start -= 4
-            try:  # the pattern keeps the year in 1000-2999; date() rejects the rest
-                value = date(int(text[start : start + 4]), int(month), int(day))
-            except ValueError:
-                continue
-            iso = sep == "-" and len(month) == 2 and len(day) == 2
-            items.append(Item(start, end, text[start:end], value, None, None, {"iso": iso}))
-    return items
+# A numeric date's value (None: no real date) and whether it is ISO, by the date as written:
+# the same dates come back text after text, and date() costs more than the rest of an item.
+_NUMERIC_SEEN: dict[str, tuple[date | None, bool]] = {}
+_MAX_CACHED = 4096
+
+
+def _numeric_fields(written: str) -> tuple[date | None, bool]:
+    """``written`` is a match of a numeric pattern, with its four-digit year."""
+    sep = written[4]
+    _, month, day = written.split(sep)
+    try:  # the pattern keeps the year in 1000-2999; date() rejects the rest
+        value: date | None = date(int(written[:4]), int(month), int(day))
+    except ValueError:
+        value = None
+    fields = (value, sep == "-" and len(month) == 2 and len(day) == 2)
+    if len(_NUMERIC_SEEN) >= _MAX_CACHED:
+        _NUMERIC_SEEN.clear()
+    _NUMERIC_SEEN[written] = fields
+    return fields
+
+
+def _numeric(text: str, items: list[Item], pattern: re.Pattern[str]) -> bool:
+    """Adds the dates of one numeric pattern, True if any; a loop of searches gives what
+    finditer would (matches are never empty), without finditer's scanner object, dear on one
+    or two dates."""
+    found = len(items)
+    seen = _NUMERIC_SEEN
+    m = pattern.search(text)
+    while m is not None:
+        start, end = m.span()
+        start -= 4
+        written = text[start:end]
+        value, iso = seen.get(written) or _numeric_fields(written)
+        if value is not None:
+            items.append(Item(start, end, written, value, None, None, {"iso": iso}))
+        m = pattern.search(text, end)
+    return len(items) > found
 
 
 def _chinese(text: str) -> list[Item]:
@@ -145,11 +166,22 @@ class DateExtractor:
     has_units: bool = False
 
     def extract(self, text: str) -> tuple[Item, ...]:
-        items = _numeric(text)
+        items: list[Item] = []
+        kinds = 0  # how many of the four scans found dates
+        if "-" in text:
+            kinds += _numeric(text, items, _DASHED)
+        if "/" in text:
+            kinds += _numeric(text, items, _SLASHED)
+        if "." in text:
+            kinds += _numeric(text, items, _DOTTED)
         if "月" in text:
+            found = len(items)
             items += _chinese(text)
+            kinds += len(items) > found
         if not items:
             return ()
+        if kinds == 1:  # the dates of one scan are in order and disjoint
+            return tuple(outside_links(text, items))
         return non_overlapping(outside_links(text, items))
 
     def canonical(self, item: Item) -> str | None:

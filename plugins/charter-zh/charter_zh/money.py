@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
 
 from charter.protocols import Item, ValueKind
 from charter_zh._common import (
@@ -38,36 +39,21 @@ from charter_zh._common import (
 )
 from charter_zh.web import outside_links
 
-_NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3}(?![0-9])){1,10}|[0-9]{1,30})(?:\.[0-9]{1,10})?"
+# Optional parts are written (?:x|) rather than (?:x)?: the same matches, and cheaper in re
+# (a branch, where ? on a group is a general repeat).
+_NUMBER = r"(?:[0-9]{1,3}(?:,[0-9]{3}(?![0-9])){1,10}|[0-9]{1,30})(?:\.[0-9]{1,10}|)"
 _MULT = r"万亿|千万|百万|万|千|亿"
 _SUFFIX = r"元|块钱|块|美元|美金|RMB|CNY|USD"
 
 # Matched at a prefix mark found by _marks; the groups are read in one m.groups() call.
+_MARKS_ALTERNATION = r"¥|￥|\$|RMB|CNY|USD|US\$|人民币"
 _PREFIXED = re.compile(
-    rf"""(?P<mark>¥|￥|\$|RMB|CNY|USD|US\$|人民币)(?P<gap>[ \u00a0]?)
+    rf"""(?P<mark>{_MARKS_ALTERNATION})(?P<gap>[ \u00a0]?)
     (?P<num>{_NUMBER})(?![0-9]|[.,][0-9])
-    (?P<mult>{_MULT})?
-    (?:(?P<sp>[ ]?)(?P<suffix>{_SUFFIX}))?""",
+    (?:(?P<mult>{_MULT})|)
+    (?:(?P<sp>[ ]?)(?P<suffix>{_SUFFIX})|)""",
     re.X,
 )
-# Currency marks by their first character, in the order a regex alternation would try them.
-# The number is read forwards after a prefix and by walking back (number_before) before a unit,
-# which is far cheaper than a digit-led regex.
-_LEADS = (
-    ("¥", ("¥",)),
-    ("￥", ("￥",)),
-    ("$", ("$",)),
-    ("R", ("RMB",)),
-    ("C", ("CNY",)),
-    ("U", ("USD", "US$")),
-    ("人", ("人民币",)),
-    ("元", ("元",)),
-    ("块", ("块",)),
-    ("美", ("美元", "美金")),
-)
-_UNITS = frozenset("元块")
-# What may stand just before a 元/块 that ends an amount: 100元, 100 元, 1.2万元.
-_BEFORE_UNIT = frozenset("0123456789 万千亿")
 _PREFIX_ONLY = frozenset({"¥", "￥", "$", "US$", "人民币"})
 _PREFIX_MARKS = _PREFIX_ONLY | {"RMB", "CNY", "USD"}
 _NUMBER_RE = re.compile(_NUMBER)
@@ -92,38 +78,108 @@ _UPPER_NUMERALS = frozenset("零壹贰叁肆伍陆柒捌玖拾佰仟万亿貳參
 _FEN = Decimal("0.01")
 
 
-def _marks(text: str) -> list[tuple[int, str]]:
-    """Every currency mark as (start, mark), in order, marks never overlapping (the 元 of 美元 is
-    no mark of its own): what finditer over the alternation of the marks gives, less the 元 and
-    块 that cannot end an amount (the 元 of 壹仟元整), which would only be skipped later.
+def _prefix_pattern(mark: str) -> re.Pattern[str]:
+    """``_PREFIXED`` for one mark, led by it: ``re`` skips to a literal first character fast."""
+    return re.compile(_PREFIXED.pattern.replace(_MARKS_ALTERNATION, re.escape(mark), 1), re.X)
 
-    Found with str.find on one character at a time, which is several times faster than letting
-    re scan for the class of first characters (one-character ``in`` tests skip the absent ones).
-    """
-    found: list[tuple[int, str]] = []
-    for lead, marks in _LEADS:
+
+# Prefix-only marks whose match cannot hold the mark again: searching for their pattern finds
+# their amounts, the same matches _PREFIXED.match gives at each mark (a failed one only sets
+# ``consumed`` past itself, where no other mark starts). With a character tested first (币: 人
+# is common, and "人民币" in text is a slow substring search).
+_SCANNED = tuple((mark[-1], mark, _prefix_pattern(mark)) for mark in ("¥", "￥", "$", "人民币"))
+_YEN = _SCANNED[0][2]
+# Marks looked up one by one: the codes (RMB100RMB200 must try the second RMB as a prefix) and
+# US$ (whose $ the $ scan also finds: the 元 of 美元 rule skips it, as before).
+_LOOKED_UP = (("R", ("RMB",)), ("C", ("CNY",)), ("U", ("USD", "US$")))
+# A 元/块/美元/美金 can end an amount only after a digit, maybe a multiplier, maybe a space:
+# the lookbehinds keep the rest (the 元 of 壹仟元, of 万元整) out of Python entirely.
+_DIGIT_BEFORE = (
+    r"(?:(?<=[0-9]{u})|(?<=[0-9] {u})|(?<=[0-9][万千亿]{u})|(?<=[0-9][万千亿] {u})"
+    r"|(?<=[0-9][万千百亿][万亿]{u})|(?<=[0-9][万千百亿][万亿] {u}))"
+)
+_YUAN = re.compile("元" + _DIGIT_BEFORE.format(u="元"))
+_SUFFIX_SCANS = (
+    ("元", _YUAN),
+    ("块", re.compile("块" + _DIGIT_BEFORE.format(u="块"))),
+    ("美", re.compile("美" + _DIGIT_BEFORE.format(u="美") + "[元金]")),
+)
+
+Mark = tuple[int, str, "re.Match[str] | None"]
+
+
+def _search_all(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """What finditer gives (the matches are never empty), found by a loop of searches: cheaper
+    than finditer's scanner object on texts with a match or two."""
+    found = []
+    m = pattern.search(text)
+    while m is not None:
+        found.append(m)
+        m = pattern.search(text, m.end())
+    return found
+
+
+def _marks(text: str, scanned: list[re.Pattern[str]], others: list[Mark]) -> list[Mark]:
+    """Every currency mark that may start or end an amount, as (start, mark, prefix match or
+    None), in order: what finditer over the alternation of the marks gives, less the marks that
+    cannot start or end an amount (failed prefixes, a 元 after a word or an upper-case numeral),
+    which would only be skipped later."""
+    found = others
+    for pattern in scanned:
+        found += [(m.start(), m.group("mark"), m) for m in _search_all(pattern, text)]
+    if len(found) > 1:
+        found.sort(key=_first)
+    return found
+
+
+def _other_marks(text: str) -> list[Mark]:
+    """The marks _SCANNED leaves out, in no particular order."""
+    found: list[Mark] = []
+    for lead, marks in _LOOKED_UP:
         if lead not in text:
             continue
         pos = text.find(lead)
-        if lead in _UNITS:
-            while pos != -1:
-                if pos > 0 and text[pos - 1] in _BEFORE_UNIT:
-                    found.append((pos, lead))
-                pos = text.find(lead, pos + 1)
-        elif marks[0] == lead:
-            while pos != -1:
-                found.append((pos, lead))
-                pos = text.find(lead, pos + 1)
-        else:
-            while pos != -1:
-                for mark in marks:
-                    if text.startswith(mark, pos):
-                        found.append((pos, mark))
-                        break
-                pos = text.find(lead, pos + 1)
-    if len(found) > 1:
-        found.sort()
+        while pos != -1:
+            for mark in marks:
+                if text.startswith(mark, pos):
+                    found.append((pos, mark, None))
+                    break
+            pos = text.find(lead, pos + 1)
+    for lead, pattern in _SUFFIX_SCANS:
+        if lead in text:
+            m = pattern.search(text)
+            while m is not None:
+                found.append((m.start(), m.group(), None))
+                m = pattern.search(text, m.end())
     return found
+
+
+def _any_marks(text: str) -> tuple[Item, ...]:
+    """The amounts of a text with any marks: each mark in order, prefix first."""
+    scanned = [pattern for lead, mark, pattern in _SCANNED if lead in text and mark in text]
+    items: list[Item] = []
+    last_end = consumed = 0
+    for start, mark, found in _marks(text, scanned, _other_marks(text)):
+        if start < consumed:
+            continue  # inside the previous mark: the 元 of 美元
+        consumed = start + len(mark)
+        if start < last_end:
+            continue  # the 元 of ¥100元 or 人民币100元
+        if found is None and mark in _PREFIX_MARKS:
+            found = _PREFIXED.match(text, start)
+        item = None if found is None else _prefixed(text, found)
+        if item is None and mark not in _PREFIX_ONLY:
+            item = _suffixed_at(text, start, mark)
+        if item is not None:
+            items.append(item)
+            last_end = item.end
+    if not items:
+        return ()
+    return non_overlapping(outside_links(text, items))
+
+
+def _first(mark: Mark) -> int:
+    return mark[0]
 
 
 def _kuai_is_money(text: str, after: int) -> bool:
@@ -142,21 +198,22 @@ def _strip_fraction_zeros(value: Decimal) -> Decimal:
     return Decimal((sign, digits, exponent))
 
 
-def _make_item(
-    text: str, start: int, end: int, mark: str, prefix: str, num: str, mult: str, suffix: str
-) -> Item:
-    """``mark`` is the bare prefix mark (``¥``, ``RMB``…) or "", ``prefix`` the mark as written
-    with its space."""
+Fields = tuple[Decimal, str, int, dict[str, Any]]
+# Value, unit, decimals and attrs of an amount, by the amount as written (they depend on nothing
+# else: a prefixed amount starts with its mark, a suffixed one with a digit). Amounts repeat
+# across texts, and building a Decimal costs more than the rest of an item.
+_FIELDS: dict[str, Fields] = {}
+_MAX_CACHED = 4096
+
+
+def _fields(mark: str, prefix: str, num: str, mult: str, suffix: str) -> Fields:
     value = Decimal(num.replace(",", "")) if "," in num else Decimal(num)
     dot = num.find(".")
     if mult:
         value = EXACT.multiply(value, _MULTIPLIERS[mult])
         if dot >= 0:  # 50万 is 500000 already; 1.20万 is 12000.0 and becomes 12000
             value = _strip_fraction_zeros(value)
-    return Item(
-        start,
-        end,
-        text[start:end],
+    return (
         value,
         "USD" if mark in _USD_MARKS or suffix in _USD_MARKS else "元",
         len(num) - dot - 1 if dot >= 0 else 0,
@@ -169,14 +226,56 @@ def _make_item(
     )
 
 
-def _prefixed_at(text: str, start: int) -> Item | None:
-    m = _PREFIXED.match(text, start)
-    if m is None:
-        return None
+def _make_item(
+    text: str, start: int, end: int, mark: str, prefix: str, num: str, mult: str, suffix: str
+) -> Item:
+    """``mark`` is the bare prefix mark (``¥``, ``RMB``…) or "", ``prefix`` the mark as written
+    with its space."""
+    written = text[start:end]
+    fields = _FIELDS.get(written)
+    if fields is None:
+        if len(_FIELDS) >= _MAX_CACHED:
+            _FIELDS.clear()
+        fields = _FIELDS[written] = _fields(mark, prefix, num, mult, suffix)
+    value, unit, decimals, attrs = fields
+    return Item(start, end, written, value, unit, decimals, attrs.copy())
+
+
+# By the whole match of a prefix pattern, when its suffix needs no look at what follows:
+# the fields, and whether the amount starts (ends) with an ASCII letter or digit, so the
+# character before (after) it must be checked for glue.
+Hit = tuple[Decimal, str, int, dict[str, Any], bool, bool]
+_HITS: dict[str, Hit] = {}
+_CHECKED_SUFFIXES = _ASCII_CODES | {"块"}
+
+
+def _prefixed(text: str, m: re.Match[str]) -> Item | None:
+    """The amount of a match of _PREFIXED (or of a _SCANNED pattern), or None."""
+    written = m.group()
+    hit = _HITS.get(written)
+    start, end = m.span()
+    if hit is None:
+        mark, gap, num, mult, _, suffix = m.groups()
+        if suffix in _CHECKED_SUFFIXES:
+            return _prefixed_checked(text, m)
+        if len(_HITS) >= _MAX_CACHED:
+            _HITS.clear()
+        fields = _fields(mark, mark + gap, num, mult or "", suffix or "")
+        hit = _HITS[written] = (*fields, mark[0] in "$RCU", written[-1] in ASCII_ALNUM)
+    value, unit, decimals, attrs, glue_before, glue_after = hit
+    if glue_before and start and text[start - 1] in ASCII_ALNUM:
+        return None  # HK$5, XRMB5
+    if glue_after and end < len(text) and text[end] in ASCII_ALNUM:
+        return None  # glued after: ¥100abc
+    return Item(start, end, written, value, unit, decimals, attrs.copy())
+
+
+def _prefixed_checked(text: str, m: re.Match[str]) -> Item | None:
+    """_prefixed when the suffix is a code or 块: what follows it may take it off the amount."""
     mark, gap, num, mult, _, suffix = m.groups()
+    start, end = m.span()
     if start and mark[0] in "$RCU" and text[start - 1] in ASCII_ALNUM:
         return None  # HK$5, XRMB5
-    end = m.end()
     if suffix is not None and (
         (suffix in _ASCII_CODES and glued_after(text, end))
         or (suffix == "块" and not _kuai_is_money(text, end))
@@ -232,23 +331,45 @@ class MoneyExtractor:
     has_units: bool = True
 
     def extract(self, text: str) -> tuple[Item, ...]:
+        if (
+            "R" in text
+            or "C" in text
+            or "U" in text
+            or "$" in text
+            or "￥" in text
+            or "块" in text
+            or "美" in text
+            or ("币" in text and "人民币" in text)
+            or ("元" in text and _YUAN.search(text) is not None)
+        ):
+            return _any_marks(text)
+        if "¥" not in text:
+            return ()
+        # The common case: the ¥ amounts are the only marks (元 only in upper-case amounts or
+        # after words), and disjoint, so each one's amount is the answer, in order.
+        # _prefixed, inlined for amounts seen before.
         items: list[Item] = []
-        last_end = consumed = 0
-        for start, mark in _marks(text):
-            if start < consumed:
-                continue  # inside the previous mark: the 元 of 美元
-            consumed = start + len(mark)
-            if start < last_end:
-                continue  # the 元 of ¥100元 or 人民币100元
-            item = _prefixed_at(text, start) if mark in _PREFIX_MARKS else None
-            if item is None and mark not in _PREFIX_ONLY:
-                item = _suffixed_at(text, start, mark)
-            if item is not None:
-                items.append(item)
-                last_end = item.end
+        hits, size = _HITS, len(text)
+        m = _YEN.search(text)
+        while m is not None:
+            written = m.group()
+            hit = hits.get(written)
+            if hit is None:
+                item = _prefixed(text, m)
+                if item is not None:
+                    items.append(item)
+            else:
+                start, end = m.span()
+                value, unit, decimals, attrs, glue_before, glue_after = hit
+                if not (
+                    (glue_before and start and text[start - 1] in ASCII_ALNUM)
+                    or (glue_after and end < size and text[end] in ASCII_ALNUM)
+                ):
+                    items.append(Item(start, end, written, value, unit, decimals, attrs.copy()))
+            m = _YEN.search(text, m.end())
         if not items:
             return ()
-        return non_overlapping(outside_links(text, items))
+        return tuple(outside_links(text, items))
 
     def canonical(self, item: Item) -> str | None:
         """Two decimals, rounded half-up to the fen, in the writer's style; 万/亿 expanded."""

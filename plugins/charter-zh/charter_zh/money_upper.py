@@ -26,7 +26,7 @@ from functools import lru_cache
 import cn2an
 
 from charter.protocols import Item, ValueKind
-from charter_zh._common import DIGITS, is_cjk, non_overlapping
+from charter_zh._common import DIGITS, is_cjk
 
 _DIGIT_CHARS = "零壹贰叁肆伍陆柒捌玖貳參陸"
 _RUN_CHARS = _DIGIT_CHARS + "拾佰仟万亿萬億"
@@ -37,56 +37,22 @@ _DIGIT_VALUE = {
 }  # fmt: skip
 _TO_SIMPLIFIED = str.maketrans({"貳": "贰", "參": "叁", "陸": "陆", "萬": "万", "億": "亿"})
 
-# Matched where _matches says a run ends at a unit; a leading 人民币 is picked up by hand.
+# Found by one finditer (its class of first characters is scanned in C, cheaper than finding
+# the units and searching back from each); a leading 人民币 is picked up by hand.
 _UPPER = re.compile(
     rf"""(?P<run>[{_DIGIT_CHARS}拾][{_RUN_CHARS}]{{0,30}})
     (?:
-      [元圆](?:零?(?P<jiao>[{_NONZERO}])角)?(?:零?(?P<fen>[{_NONZERO}])分)?
-    | (?P<jiao_only>角)(?:零?(?P<fen2>[{_NONZERO}])分)?
+      [元圆](?:零?(?P<jiao>[{_NONZERO}])角|)(?:零?(?P<fen>[{_NONZERO}])分|)
+    | (?P<jiao_only>角)(?:零?(?P<fen2>[{_NONZERO}])分|)
     | (?P<fen_only>分)
     )
-    (?P<zheng>[整正])?""",
+    (?:(?P<zheng>[整正])|)""",
     re.X,
 )
 _RMB = "人民币"
 _ZERO = Decimal(0)
-_RUN_SET = frozenset(_RUN_CHARS)
-_MAX_RUN = 31  # numerals in a run, as _UPPER allows
-_MAX_TAIL = 8  # the unit and what may follow it: 元零伍角零伍分整
 # Characters that, just before a run, mean the run is the tail of a longer (mixed) numeral.
 _GLUE = frozenset(_RUN_CHARS + "一二三四五六七八九十百千两〇.") | DIGITS
-
-
-def _matches(text: str) -> list[re.Match[str]]:
-    """What ``_UPPER.finditer`` gives, found from the units instead of the numerals.
-
-    Every match is a run of at most 31 numerals ending right before a 元/圆/角/分 (units are
-    no numerals), then at most 8 more characters (元零伍角零伍分整). So the match that holds a
-    unit, if any, is the first match of a search between 31 characters before it and 8 after,
-    provided it starts before the unit. Finding the units with str.find and searching those
-    windows is several times cheaper than re scanning the whole text for the numerals.
-    """
-    units: list[int] = []
-    for unit in "元圆角分":
-        if unit not in text:
-            continue
-        pos = text.find(unit)
-        while pos != -1:
-            if pos > 0 and text[pos - 1] in _RUN_SET:
-                units.append(pos)
-            pos = text.find(unit, pos + 1)
-    if len(units) > 1:
-        units.sort()
-    found: list[re.Match[str]] = []
-    consumed = 0
-    for unit_at in units:
-        if unit_at < consumed:
-            continue  # the 角 of 伍元陆角, the 分 of 伍角陆分
-        m = _UPPER.search(text, max(consumed, unit_at - _MAX_RUN), unit_at + _MAX_TAIL)
-        if m is not None and m.start() < unit_at:
-            found.append(m)
-            consumed = m.end()
-    return found
 
 
 # CJK characters after which a bare 伍角/陆分 still reads as an amount (大写：伍角, 共计伍角).
@@ -109,6 +75,41 @@ def _integer(run: str) -> tuple[int, Decimal] | None:
     return (value, Decimal(value)) if isinstance(value, int) and value >= 0 else None
 
 
+# What a match is worth, by the match as written: value, decimals, whether 整/正 is written,
+# and whether it is a bare 角/分 amount (which must stand alone); None when it is no amount.
+Fields = tuple[Decimal, int, bool, bool]
+_PARSED: dict[str, Fields | None] = {}
+_UNSEEN: Fields = (_ZERO, -1, False, False)  # no cached value is this one
+_MAX_CACHED = 4096
+
+
+def _parse(m: re.Match[str]) -> Fields | None:
+    run, jiao, fen, jiao_only, fen2, fen_only, zheng = m.groups()
+    fields: Fields | None = None
+    standalone = bool(jiao_only or fen_only)
+    maybe: tuple[int, Decimal] | None = None
+    if standalone:
+        if len(run) == 1 and run in _NONZERO:
+            maybe = 0, _ZERO
+            jiao = run if jiao_only else None
+            fen = fen2 if jiao_only else run
+    else:
+        maybe = _integer(run)
+    if maybe is not None:
+        integer, whole = maybe
+        if fen:
+            value = Decimal(f"{integer}.{_DIGIT_VALUE[jiao] if jiao else 0}{_DIGIT_VALUE[fen]}")
+            fields = (value, 2, zheng is not None, standalone)
+        elif jiao:
+            fields = (Decimal(f"{integer}.{_DIGIT_VALUE[jiao]}"), 1, zheng is not None, standalone)
+        else:
+            fields = (whole, 0, zheng is not None, standalone)
+    if len(_PARSED) >= _MAX_CACHED:
+        _PARSED.clear()
+    _PARSED[m.group()] = fields
+    return fields
+
+
 class MoneyUpperExtractor:
     """Upper-case amounts; the value is a Decimal in yuan with one digit per 角/分 written."""
 
@@ -120,39 +121,27 @@ class MoneyUpperExtractor:
         if "元" not in text and "圆" not in text and "角" not in text and "分" not in text:
             return ()
         items: list[Item] = []
-        for m in _matches(text):
-            run, jiao, fen, jiao_only, fen2, fen_only, zheng = m.groups()
+        parsed = _PARSED
+        for m in _UPPER.finditer(text):
+            written = m.group()
+            fields = parsed.get(written, _UNSEEN)
+            if fields is _UNSEEN:
+                fields = _parse(m)
+            if fields is None:
+                continue
+            value, decimals, whole, standalone = fields
             start, end = m.span()
             rmb = start >= 3 and text.startswith(_RMB, start - 3)
             if rmb:
                 start -= 3
-            elif start > 0 and text[start - 1] in _GLUE:
+            elif (start > 0 and text[start - 1] in _GLUE) or (
+                standalone and not _standalone_ok(text, start, end)
+            ):
                 continue
-            if jiao_only or fen_only:
-                if len(run) != 1 or run not in _NONZERO:
-                    continue
-                if not rmb and not _standalone_ok(text, start, end):
-                    continue
-                integer, whole = 0, _ZERO
-                jiao = run if jiao_only else None
-                fen = fen2 if jiao_only else run
-            else:
-                maybe = _integer(run)
-                if maybe is None:
-                    continue
-                integer, whole = maybe
-            if fen:
-                value = Decimal(f"{integer}.{_DIGIT_VALUE[jiao] if jiao else 0}{_DIGIT_VALUE[fen]}")
-                decimals = 2
-            elif jiao:
-                value, decimals = Decimal(f"{integer}.{_DIGIT_VALUE[jiao]}"), 1
-            else:
-                value, decimals = whole, 0
-            attrs = {"prefix": _RMB if rmb else None, "whole": zheng is not None}
+            attrs = {"prefix": _RMB if rmb else None, "whole": whole}
             items.append(Item(start, end, text[start:end], value, "元", decimals, attrs))
-        if not items:
-            return ()
-        return non_overlapping(items)
+        # In order and disjoint: a 人民币 before a match is no part of the match before it.
+        return tuple(items)
 
     def canonical(self, item: Item) -> str | None:
         """None: an upper-case amount has no other canonical spelling to rewrite it into."""

@@ -23,7 +23,7 @@ from functools import lru_cache
 import cn2an
 
 from charter.protocols import Item, ValueKind, decimal_places
-from charter_zh._common import MAX_NUMBER, NUMBER_CHARS, non_overlapping, number_glued_before
+from charter_zh._common import ASCII_ALNUM, DIGITS, MAX_NUMBER, NUMBER_CHARS, non_overlapping
 from charter_zh.web import outside_links
 
 _NUMBER = re.compile(r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,30})(?:\.[0-9]{1,10})?")
@@ -31,6 +31,7 @@ _CHINESE = re.compile(
     r"百分之(?:(?P<int>[零〇一二两三四五六七八九十百千万]{1,12})(?:点(?P<frac>[零〇一二三四五六七八九]{1,10}))?"
     r"|(?P<num>[0-9]{1,30}(?:\.[0-9]{1,10})?)(?![0-9A-Za-z]))"
 )
+_NUMBER_CHARS = "".join(sorted(NUMBER_CHARS))
 _FRACTION_DIGITS = str.maketrans("零〇一二三四五六七八九", "00123456789")
 
 
@@ -45,40 +46,57 @@ def _chinese_integer(run: str) -> int | None:
     return value if isinstance(value, int) and value >= 0 else None
 
 
-def _signs(text: str) -> list[Item]:
-    """Numbers before % or ％ (one space allowed); the walk back of number_before, inlined."""
-    items: list[Item] = []
-    for sign in "%％":
-        pos = text.find(sign)
-        while pos != -1:
-            end = pos + 1
-            stop = pos - 1 if pos and text[pos - 1] == " " else pos
-            start = stop
-            limit = stop - MAX_NUMBER if stop > MAX_NUMBER else 0
-            while start > limit and text[start - 1] in NUMBER_CHARS:
-                start -= 1
-            while start < stop and text[start] in ".,":
-                start += 1
-            if (
-                start < stop
-                and _NUMBER.fullmatch(text, start, stop) is not None
-                and not number_glued_before(text, start)
-            ):
-                num = text[start:stop]
-                dot = num.find(".")
-                items.append(
-                    Item(
-                        start,
-                        end,
-                        text[start:end],
-                        Decimal(num.replace(",", "")) if "," in num else Decimal(num),
-                        "%",
-                        len(num) - dot - 1 if dot >= 0 else 0,
-                        {"number": num, "chinese": False},
-                    )
-                )
-            pos = text.find(sign, end)
-    return items
+# A number written before a sign: its value and decimals, or None when the run of digits, dots
+# and commas is no number (``1,2345``). Numbers repeat across texts; Decimal() is dear.
+_NUMBERS: dict[str, tuple[Decimal, int] | None] = {}
+_MAX_CACHED = 4096
+_UNSEEN = (Decimal(0), -1)  # no cached value is this one
+
+
+def _number_fields(num: str) -> tuple[Decimal, int] | None:
+    fields = None
+    if _NUMBER.fullmatch(num) is not None:
+        dot = num.find(".")
+        fields = (
+            Decimal(num.replace(",", "")) if "," in num else Decimal(num),
+            len(num) - dot - 1 if dot >= 0 else 0,
+        )
+    if len(_NUMBERS) >= _MAX_CACHED:
+        _NUMBERS.clear()
+    _NUMBERS[num] = fields
+    return fields
+
+
+def _signs(text: str, sign: str, items: list[Item]) -> bool:
+    """Adds the numbers before each ``sign`` (one space allowed), True if any. The walk back
+    of number_before is done by rstrip and lstrip, in C. The items are in order and disjoint:
+    a walk back stops at the sign before."""
+    found = len(items)
+    numbers = _NUMBERS
+    pos = text.find(sign)
+    while pos != -1:
+        end = pos + 1
+        stop = pos - 1 if pos and text[pos - 1] == " " else pos
+        lo = stop - MAX_NUMBER if stop > MAX_NUMBER else 0
+        run = text[lo:stop]
+        num = run[len(run.rstrip(_NUMBER_CHARS)) :].lstrip(".,")
+        start = stop - len(num)
+        if num and not (
+            start
+            and (
+                text[start - 1] in ASCII_ALNUM
+                or (text[start - 1] in ".," and start >= 2 and text[start - 2] in DIGITS)
+            )
+        ):
+            fields = numbers.get(num, _UNSEEN)
+            if fields is _UNSEEN:
+                fields = _number_fields(num)
+            if fields is not None:
+                value, decimals = fields
+                attrs = {"number": num, "chinese": False}
+                items.append(Item(start, end, text[start:end], value, "%", decimals, attrs))
+        pos = text.find(sign, end)
+    return len(items) > found
 
 
 def _chinese(text: str) -> list[Item]:
@@ -115,12 +133,19 @@ class PercentExtractor:
 
     def extract(self, text: str) -> tuple[Item, ...]:
         items: list[Item] = []
-        if "%" in text or "％" in text:
-            items += _signs(text)
+        kinds = 0  # how many of the three scans found percentages
+        if "%" in text:
+            kinds += _signs(text, "%", items)
+        if "％" in text:
+            kinds += _signs(text, "％", items)
         if "百" in text and "百分之" in text:  # a one-character test first: far cheaper
+            found = len(items)
             items += _chinese(text)
+            kinds += len(items) > found
         if not items:
             return ()
+        if kinds == 1:  # the items of one scan are in order and disjoint
+            return tuple(outside_links(text, items))
         return non_overlapping(outside_links(text, items))
 
     def canonical(self, item: Item) -> str | None:

@@ -164,11 +164,15 @@ def outside_links(text: str, items: list[Item]) -> list[Item]:
 
     Addresses are only looked for when the text has a ``/`` (every ``http://`` has), a ``w`` or
     ``W`` (every ``www.`` has) or an ``@``: one-character ``in`` tests, which are all that most
-    texts cost.
+    texts cost, unless the addresses of the text are known already (the text looked at last).
     """
-    if not ("/" in text or "@" in text or "w" in text or "W" in text):
+    last = _last_links
+    if last[0] == text:  # the extractors of one text run one after the other: nearly always
+        spans = last[1]
+    elif not ("/" in text or "@" in text or "w" in text or "W" in text):
         return items
-    spans = _link_spans(text)
+    else:
+        spans = _link_spans(text)
     if not spans:
         return items
     kept: list[Item] = []

@@ -24,7 +24,6 @@ from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
 from charter.pack.model import CaseSource, PackSource, RuleSource
 from charter.registry import Registry
 
-VERDICTS = ("pass", "fixed", "retry", "escalate", "block")
 _N = TypeVar("_N", A.Expr, A.Action)
 
 
@@ -228,10 +227,8 @@ def compile_pack(
 ) -> tuple[CompiledPack | None, list[Diagnostic]]:
     """Run every stage; the pack is built only when no stage reported an error."""
     pipe = Pipeline(source, registry)
-    pipe.parse()
-    pipe.check()
-    pipe.analyze()
-    pipe.cases()
+    for stage in STAGES[:-1]:
+        getattr(pipe, stage)()
     if any(d.is_error for d in pipe.diagnostics):
         return None, pipe.diagnostics
     return pipe.build(), pipe.diagnostics

@@ -20,6 +20,7 @@ from charter.protocols import Item, Repair, RepairArg, RepairInput
 from charter.registry import Registry
 
 Verdict = Literal["pass", "fixed", "retry", "escalate", "block"]
+VERDICTS: tuple[Verdict, ...] = ("pass", "fixed", "retry", "escalate", "block")
 Outcome = Literal["pass", "fail", "skip"]
 _RANK = {"block": 4, "escalate": 3, "retry": 2}
 MAX_REPAIR_ROUNDS = 3

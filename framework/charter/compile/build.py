@@ -208,7 +208,7 @@ class Builder:
         key, text_of = self.subject(node.subject)
         name = node.extractor.text
         near = (
-            self._adjacent("near", node.near.target, node.near.within, key) if node.near else None
+            self.adjacent("near", node.near.target, node.near.within, key) if node.near else None
         )
 
         cache_key = (name, key)
@@ -348,10 +348,10 @@ class Builder:
             cmp_op, operand = node.op, self.value(node.operand)
             return lambda env, it, text, k: compare(cmp_op, as_decimal(it.value), operand(env))
         if isinstance(node, A.IAdjacent):
-            return self._adjacent(node.side, node.target, node.within, key)
+            return self.adjacent(node.side, node.target, node.within, key)
         raise TypeError(f"not an item predicate: {node!r}")
 
-    def _adjacent(self, side: str, target: A.Target, within: int | None, key: str) -> ItemTest:
+    def adjacent(self, side: str, target: A.Target, within: int | None, key: str) -> ItemTest:
         """Is the target found right after / right before / around the item?
 
         ``followed by`` and ``preceded by`` skip white space next to the item, then allow

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from charter.compile.build import Builder, Test
+from charter.compile.codegen import rule_function
 from charter.compile.compiled import CompiledPack, CompiledRule
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
@@ -121,7 +122,11 @@ class Engine:
                 )
             )
         self._rules = tuple(bound)
-        self._plan = tuple((b.rule.id, b.when, b.check) for b in bound)
+        # the hot path: each rule as generated code; the closures above explain failures
+        self._plan = tuple(
+            (b.rule.id, rule_function(b.rule.id, b.rule.when, b.rule.check, builder))
+            for b in bound
+        )
         self._messages = pack.messages
         self._index_rules()
 
@@ -176,13 +181,9 @@ class Engine:
         failed = set(self._fail_when_absent).difference(affected)
         plan = self._plan
         for i in affected:
-            rid, when, check = plan[i]
-            if when is not None and not when(env):
-                outcomes[rid] = "skip"
-            elif check(env):
-                outcomes[rid] = "pass"
-            else:
-                outcomes[rid] = "fail"
+            rid, rule = plan[i]
+            outcome = outcomes[rid] = rule(env)
+            if outcome == "fail":
                 failed.add(i)
         return outcomes, sorted(failed)
 

@@ -37,13 +37,42 @@ def no_gc() -> Iterator[None]:
             gc.enable()
 
 
+def round_medians(
+    fns: Sequence[CheckFn], samples: Sequence[Sample], rounds: int, warmup: int = 5
+) -> list[list[float]]:
+    """Median µs of each function on each sample, ``[fn][sample]``, in steady state.
+
+    Every call is timed on its own with ``perf_counter_ns``. Within a round each function checks
+    every sample in turn (a new text each call, as a service checking answers back to back), then
+    the next function does; the order of the functions rotates from round to round. A burst of
+    load on the machine still hits all of them alike, and each runs with its own code warm.
+    """
+    for _ in range(warmup):
+        for fn in fns:
+            for s in samples:
+                fn(s.output, s.context)
+    times = [[[0] * rounds for _ in samples] for _ in fns]
+    clock = time.perf_counter_ns
+    order = list(range(len(fns)))
+    with no_gc():
+        for r in range(rounds):
+            for fi in order[r % len(fns) :] + order[: r % len(fns)]:
+                fn, per_sample = fns[fi], times[fi]
+                for si, s in enumerate(samples):
+                    t0 = clock()
+                    fn(s.output, s.context)
+                    per_sample[si][r] = clock() - t0
+    return [[statistics.median(per_sample) / 1000 for per_sample in per_fn] for per_fn in times]
+
+
 def interleaved_medians(
     fns: Sequence[CheckFn], samples: Sequence[Sample], rounds: int, warmup: int = 5
 ) -> list[list[float]]:
-    """Median µs of each function on each sample, ``[fn][sample]``.
+    """Median µs of each function on each sample, ``[fn][sample]``, with cold caches.
 
-    Every call is timed on its own with ``perf_counter_ns``; the functions and samples take
-    turns within each round, so a burst of load on the machine hits all of them alike.
+    The functions take turns call by call (on one sample, then the next), so every call runs
+    right after the other functions' calls evicted its code and data from the CPU caches: a
+    pessimistic figure, printed next to the steady-state one of ``round_medians``.
     """
     for _ in range(warmup):
         for s in samples:

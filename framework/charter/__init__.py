@@ -12,13 +12,34 @@ from typing import TYPE_CHECKING, Any
 
 from charter._version import __version__
 from charter.diagnostics import Diagnostic, DiagnosticError, Location, Severity
+from charter.events import Fallback, GoalTransition, MemoryWrite, Reflection, ReflectionAlert
+from charter.extensions import (
+    LLM,
+    Completion,
+    Embedder,
+    EmbedderFactory,
+    LLMBackend,
+    Message,
+    PackRef,
+    PiiMatch,
+    PiiRecognizer,
+    Skill,
+    StoreFactory,
+)
+from charter.hookspecs import hookimpl
 from charter.protocols import Extractor, Item, Predicate, Repair, RepairArg, RepairInput
 from charter.registry import Registry
 
 if TYPE_CHECKING:
     from charter.compile.api import compile_path
     from charter.compile.compiled import CompiledPack, CompiledRule
-    from charter.plugins import default_registry, make_plugin_manager
+    from charter.plugins import (
+        PluginHost,
+        default_host,
+        default_registry,
+        make_host,
+        make_plugin_manager,
+    )
     from charter.reflect.engine import CheckResult, Engine, Finding
 
 _LAZY = {
@@ -26,7 +47,10 @@ _LAZY = {
     "CompiledPack": "charter.compile.compiled",
     "CompiledRule": "charter.compile.compiled",
     "default_registry": "charter.plugins",
+    "default_host": "charter.plugins",
+    "make_host": "charter.plugins",
     "make_plugin_manager": "charter.plugins",
+    "PluginHost": "charter.plugins",
     "CheckResult": "charter.reflect.engine",
     "Engine": "charter.reflect.engine",
     "Finding": "charter.reflect.engine",
@@ -40,24 +64,44 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "LLM",
     "CheckResult",
     "CompiledPack",
     "CompiledRule",
+    "Completion",
     "Diagnostic",
     "DiagnosticError",
+    "Embedder",
+    "EmbedderFactory",
     "Engine",
     "Extractor",
+    "Fallback",
     "Finding",
+    "GoalTransition",
     "Item",
+    "LLMBackend",
     "Location",
+    "MemoryWrite",
+    "Message",
+    "PackRef",
+    "PiiMatch",
+    "PiiRecognizer",
+    "PluginHost",
     "Predicate",
+    "Reflection",
+    "ReflectionAlert",
     "Registry",
     "Repair",
     "RepairArg",
     "RepairInput",
     "Severity",
+    "Skill",
+    "StoreFactory",
     "__version__",
     "compile_path",
+    "default_host",
     "default_registry",
+    "hookimpl",
+    "make_host",
     "make_plugin_manager",
 ]

@@ -72,7 +72,13 @@ CODES: Mapping[str, str] = {
     "CH110": "rule requires and forbids the same thing",
     "CH111": "rule can never fire",
     # plugins and internal
-    "CH200": "a plugin failed to load or misbehaved",
+    "CH200": "a plugin failed to import",
+    "CH201": "a plugin implements a hook that does not exist or with wrong parameters",
+    "CH202": "a name is registered by two plugins",
+    "CH203": "a plugin hook returned the wrong type",
+    "CH204": "a plugin raised inside a hook",
+    "CH205": "a plugin was disabled",
+    "CH206": "invalid plugin configuration",
     "CH900": "internal error",
 }
 

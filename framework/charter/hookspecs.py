@@ -1,31 +1,58 @@
 """Every hook Charter calls, typed and documented (the model is pytest's ``hookspec.py``).
 
-Built-in behaviour registers through these same hooks (see ``charter.builtin``); third-party
-plugins register through the entry-point group ``charter``.
+Built-in behaviour registers through these same hooks (``charter.builtin``); third-party plugins
+register through the entry-point group ``charter``. A plugin implements a hook by defining a
+function of the same name decorated with ``charter.hookimpl``; it may accept fewer parameters
+than the spec (pluggy passes only those it names), which is how later versions can add
+parameters without breaking plugins.
+
+Two phases:
+
+* **Registration** hooks are called once per plugin host, when its registry is built (before any
+  pack is compiled). Each returns a sequence of objects; every object has a ``name`` unique
+  across all plugins. None is ``firstresult`` or ``historic``: every plugin's implementation is
+  called, in registration order (built-ins first, then entry points). An exception (CH204), a
+  wrong type (CH203) or a name already taken (CH202) is a Diagnostic naming the plugin.
+* **Lifecycle** hooks are called by the runtime while turns run, with one frozen event from
+  ``charter.events``. They return nothing; what they return is ignored. They are observers: a
+  plugin cannot change the turn from here. An exception is a CH204 Diagnostic: under the
+  ``fail`` policy it is raised (as ``DiagnosticError``) once every other plugin has been called;
+  under ``disable`` the plugin is switched off and the problem reported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pluggy
 
+from charter.events import Fallback, GoalTransition, MemoryWrite, Reflection, ReflectionAlert
+from charter.extensions import (
+    EmbedderFactory,
+    LLMBackend,
+    PackRef,
+    PiiRecognizer,
+    Skill,
+    StoreFactory,
+)
 from charter.protocols import Extractor, Predicate, Repair
 
-hookspec = pluggy.HookspecMarker("charter")
-hookimpl = pluggy.HookimplMarker("charter")
+PROJECT = "charter"
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
-# -- registration: called once when a plugin manager builds its registry --------------------
+# ---- registration: called once, when the plugin host builds its registry ---------------------
 
 
 @hookspec
 def charter_register_extractors() -> Sequence[Extractor]:
-    """Return extractors to make available to the rule DSL.
+    """Return extractors for the rule DSL.
 
-    Called once per plugin manager, when the registry is built. Each extractor's ``name`` is the
-    word rules use (``every money in output ...``); two plugins registering the same name is an
-    error (CH200) naming both.
+    Each extractor's ``name`` is the word rules use (``every money in output ...``). Must be
+    pure: the same text gives the same items, with no I/O. Return the same instances on every
+    call (build regexes and lexicons once, at import).
     """
 
 
@@ -33,8 +60,8 @@ def charter_register_extractors() -> Sequence[Extractor]:
 def charter_register_predicates() -> Sequence[Predicate]:
     """Return predicates usable in the DSL as ``name(subject, args...)``.
 
-    Called once per plugin manager. A predicate must be pure and total: it returns a bool for
-    every text and never raises.
+    ``params`` lists the kinds of the arguments after the subject (checked at compile time). A
+    predicate must be pure and total: it returns a bool for every text and never raises.
     """
 
 
@@ -42,6 +69,107 @@ def charter_register_predicates() -> Sequence[Predicate]:
 def charter_register_repairs() -> Sequence[Repair]:
     """Return repairs usable as ``on_fail: fix <name> <args>``.
 
-    Called once per plugin manager. The built-in ``append``, ``prepend``, ``replace`` and
-    ``reformat`` come through this hook too.
+    ``check_args`` is called at compile time, ``apply`` when a rule fails. The built-in
+    ``append``, ``prepend``, ``replace``, ``reformat`` and ``annotate`` come through this hook too.
     """
+
+
+@hookspec
+def charter_register_skills() -> Sequence[Skill]:
+    """Return skill implementations, each under the name of its contract (``skills/*.yaml``).
+
+    A pack's skill contract without an installed implementation is a warning in ``charter
+    validate`` (an error with ``--strict``).
+    """
+
+
+@hookspec
+def charter_register_packs() -> Sequence[PackRef | Path | str]:
+    """Return the packs shipped inside the plugin's distribution.
+
+    Either ``PackRef(name, path)`` or a directory path (``Path`` or ``str``), whose ``pack.yaml``
+    gives the name. Relative paths are taken from the plugin module's directory. Such packs are
+    addressable by name (``charter check --domain acme-insurance``) and by ``extends:``, and
+    ``charter validate --all-installed`` validates them.
+    """
+
+
+@hookspec
+def charter_register_llm_backends() -> Sequence[LLMBackend]:
+    """Return LLM backend factories (``llamacpp``, ``openai``, ``scripted`` ...).
+
+    Registration must not load a model: ``create(options)`` does, when the configuration picks
+    the backend by name.
+    """
+
+
+@hookspec
+def charter_register_embedders() -> Sequence[EmbedderFactory]:
+    """Return embedder factories for the narrative memory channel; ``create(options)`` loads the
+    model."""
+
+
+@hookspec
+def charter_register_stores() -> Sequence[StoreFactory]:
+    """Return storage backends, each for one ``kind`` of ``charter.extensions.STORE_KINDS``.
+
+    The name must be unique per kind only in spirit: it is unique across all plugins, so prefer
+    ``"<engine>-<kind>"`` (``"postgresql-facts"``).
+    """
+
+
+@hookspec
+def charter_register_pii_recognizers() -> Sequence[PiiRecognizer]:
+    """Return PII recognizers, used by the memory write pipeline to redact or generalise
+    personal data before anything is stored (ID number → ``[ID]``, address → district)."""
+
+
+# ---- lifecycle: called by the runtime while turns run --------------------------------------
+
+
+@hookspec
+def charter_on_goal_transition(event: GoalTransition) -> None:
+    """After a goal changed status, once per transition that happened (a compare-and-set that
+    lost the race calls nothing). Called after the transaction committed."""
+
+
+@hookspec
+def charter_on_memory_write(event: MemoryWrite) -> None:
+    """After a memory was written, superseded, expired or forgotten, once per row, after the
+    transaction committed. ``event.value`` is already redacted."""
+
+
+@hookspec
+def charter_after_reflection(event: Reflection) -> None:
+    """After every checked answer (each attempt of a turn), with its verdict and reflection
+    record."""
+
+
+@hookspec
+def charter_on_fallback(event: Fallback) -> None:
+    """When a fallback protocol runs an action, before the action's own effects are returned."""
+
+
+@hookspec
+def charter_on_reflection_alert(event: ReflectionAlert) -> None:
+    """When the model's self-reflection said Y where the rules said N three times in a row."""
+
+
+REGISTRATION_HOOKS: tuple[str, ...] = (
+    "charter_register_extractors",
+    "charter_register_predicates",
+    "charter_register_repairs",
+    "charter_register_skills",
+    "charter_register_packs",
+    "charter_register_llm_backends",
+    "charter_register_embedders",
+    "charter_register_stores",
+    "charter_register_pii_recognizers",
+)
+LIFECYCLE_HOOKS: tuple[str, ...] = (
+    "charter_on_goal_transition",
+    "charter_on_memory_write",
+    "charter_after_reflection",
+    "charter_on_fallback",
+    "charter_on_reflection_alert",
+)

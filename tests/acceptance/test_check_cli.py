@@ -1102,7 +1102,8 @@ def test_unknown_domain_is_a_ch004_diagnostic(run_cli: RunCli) -> None:
     assert result.code == 1
     assert result.out == (
         "insurance: CH004 unknown domain 'insurance'\n"
-        "    hint: give a pack directory, or the name of one under domains/ or rulesets/\n"
+        "    hint: give a pack directory, the name of one under domains/ or rulesets/, or the "
+        "name of a pack a plugin installed (charter plugins lists them)\n"
     )
 
 

@@ -21,8 +21,8 @@ from charter.cli.common import (
     OutFormat,
     compile_all,
     emit_diagnostics,
-    registry,
     resolve_domain,
+    runtime_registry,
 )
 from charter.diagnostics import Location, error
 from charter.reflect.engine import CheckResult, Engine
@@ -83,15 +83,19 @@ def run(
             typer.echo("charter check: --context must be a JSON object", err=True)
             return EXIT_USAGE
         ctx = loaded
-    root = resolve_domain(domain)
-    reg, diags = registry()
+    reg, diags = runtime_registry()
+    if reg is None:
+        emit_diagnostics(diags, DiagFormat.text)
+        return EXIT_USER
+    root = resolve_domain(domain, reg.packs)
     if root is None:
         diags.append(
             error(
                 "CH004",
                 f"unknown domain '{domain}'",
                 Location(domain),
-                "give a pack directory, or the name of one under domains/ or rulesets/",
+                "give a pack directory, the name of one under domains/ or rulesets/, or "
+                "the name of a pack a plugin installed (charter plugins lists them)",
             )
         )
         emit_diagnostics(diags, DiagFormat.text)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from charter.diagnostics import (
     sort_diagnostics,
 )
 from charter.pack.loader import display_path
-from charter.plugins import default_registry
+from charter.plugins import PluginHost, default_host
 from charter.registry import Registry
 
 EXIT_OK, EXIT_USER, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -40,23 +40,64 @@ class OutFormat(StrEnum):
     json = "json"
 
 
+PLUGIN_CODES = frozenset({"CH200", "CH201", "CH202", "CH203", "CH204", "CH205"})
+
+
+class _State:
+    """Options of the root command (``charter --no-plugins ...``), reset by every ``main()``."""
+
+    no_plugins = False
+
+
+STATE = _State()
+
+
+def host() -> PluginHost:
+    return default_host(no_plugins=STATE.no_plugins)
+
+
 def registry() -> tuple[Registry, list[Diagnostic]]:
-    reg, diags = default_registry()
-    return reg, list(diags)
+    """The registry and every plugin problem, for commands that check packs (validate, test):
+    any plugin problem fails them, whatever the ``plugin_errors`` policy says."""
+    h = host()
+    diags = [
+        error(d.code, d.message, d.location, d.hint) if d.code in PLUGIN_CODES else d
+        for d in h.diagnostics
+    ]
+    return h.registry, diags
 
 
-def find_packs(paths: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:
-    """Pack directories at or below each path (a pack.yaml file stands for its directory)."""
+def runtime_registry() -> tuple[Registry | None, list[Diagnostic]]:
+    """The registry for commands that run packs (check, demo): the ``plugin_errors`` policy
+    decides. Under ``fail`` a plugin problem is an error and there is no registry; under
+    ``disable`` the problems are warnings, printed to stderr, and the run goes on."""
+    h = host()
+    if any(d.is_error for d in h.diagnostics):
+        return None, list(h.diagnostics)
+    if h.diagnostics:
+        sys.stderr.write(render_text(sort_diagnostics(h.diagnostics), SourceCache()))
+    return h.registry, []
+
+
+def find_packs(
+    paths: Sequence[Path], installed: Mapping[str, Path] | None = None
+) -> tuple[list[Path], list[Diagnostic]]:
+    """Pack directories at or below each path (a pack.yaml file stands for its directory); a
+    path that does not exist may name a pack installed by a plugin."""
     found: list[Path] = []
     diags: list[Diagnostic] = []
+    installed = installed or {}
     for path in paths:
+        if not path.exists() and str(path) in installed:
+            path = installed[str(path)]
         if not path.exists():
             diags.append(
                 error(
                     "CH004",
                     "no such file or directory",
                     Location(str(path)),
-                    "give a pack directory or a directory containing packs",
+                    "give a pack directory, a directory containing packs, or the name of "
+                    "a pack a plugin installed (charter plugins lists them)",
                 )
             )
             continue
@@ -85,8 +126,9 @@ def find_packs(paths: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:
     return found, diags
 
 
-def resolve_domain(name: str) -> Path | None:
-    """A path, or a pack name looked up in domains/ and rulesets/ here or in a parent."""
+def resolve_domain(name: str, installed: Mapping[str, Path] | None = None) -> Path | None:
+    """A path; or a pack name looked up in domains/ and rulesets/ here or in a parent (the
+    project's own packs come first); or the name of a pack a plugin installed."""
     direct = Path(name)
     if (direct / "pack.yaml").is_file():
         return direct
@@ -98,6 +140,8 @@ def resolve_domain(name: str) -> Path | None:
             candidate = base / kind / name
             if (candidate / "pack.yaml").is_file():
                 return candidate
+    if installed and name in installed:
+        return installed[name]
     return None
 
 

@@ -16,8 +16,8 @@ from charter.cli.common import (
     EXIT_USER,
     DiagFormat,
     emit_diagnostics,
-    registry,
     resolve_domain,
+    runtime_registry,
 )
 from charter.compile.api import compile_path
 from charter.reflect.engine import Engine
@@ -56,10 +56,13 @@ COLORS = {
 
 def run() -> int:
     console = Console(highlight=False)
-    reg, diags = registry()
+    reg, diags = runtime_registry()
+    if reg is None:
+        emit_diagnostics(diags, DiagFormat.text)
+        return EXIT_USER
     status = EXIT_OK
     for domain, samples in SAMPLES.items():
-        root = resolve_domain(domain)
+        root = resolve_domain(domain, reg.packs)
         pack, more = compile_path(root or Path("domains") / domain, reg)
         if pack is None:
             emit_diagnostics(diags + more, DiagFormat.text)

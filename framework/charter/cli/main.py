@@ -18,10 +18,12 @@ import typer
 from charter._version import __version__
 from charter.cli import check as check_cmd
 from charter.cli import demo as demo_cmd
+from charter.cli import new as new_cmd
+from charter.cli import plugins as plugins_cmd
 from charter.cli import schema as schema_cmd
 from charter.cli import test as test_cmd
 from charter.cli import validate as validate_cmd
-from charter.cli.common import EXIT_INTERNAL, EXIT_USAGE, DiagFormat, OutFormat
+from charter.cli.common import EXIT_INTERNAL, EXIT_USAGE, STATE, DiagFormat, OutFormat
 
 app = typer.Typer(
     name="charter",
@@ -47,8 +49,17 @@ def _root(
             "--version", callback=_version, is_eager=True, help="Print the version and exit."
         ),
     ] = False,
+    no_plugins: Annotated[
+        bool,
+        typer.Option(
+            "--no-plugins",
+            help="Load no third-party plugins (built-ins only); like "
+            "CHARTER_DISABLE_PLUGIN_AUTOLOAD=1.",
+        ),
+    ] = False,
 ) -> None:
     """Charter: rules, goals, memory and skills around a small local LLM."""
+    STATE.no_plugins = no_plugins
 
 
 @app.command()
@@ -62,11 +73,19 @@ def validate(
     ] = DiagFormat.text,
     max_errors: Annotated[int, typer.Option(help="Show at most N problems (0: all).")] = 0,
     cache: Annotated[bool, typer.Option(help="Use the compile cache.")] = True,
+    all_installed: Annotated[
+        bool, typer.Option("--all-installed", help="Also validate every pack plugins install.")
+    ] = False,
 ) -> None:
     """Load, schema-check and compile packs. Silent on success."""
     raise typer.Exit(
         validate_cmd.run(
-            paths or [], strict=strict, fmt=format, max_errors=max_errors, use_cache=cache
+            paths or [],
+            strict=strict,
+            fmt=format,
+            max_errors=max_errors,
+            use_cache=cache,
+            all_installed=all_installed,
         )
     )
 
@@ -100,6 +119,9 @@ def test(
         bool, typer.Option("--verbose", "-v", help="List passing cases too.")
     ] = False,
     coverage: Annotated[bool, typer.Option("--coverage", help="Show coverage per rule.")] = False,
+    all_installed: Annotated[
+        bool, typer.Option("--all-installed", help="Also test every pack plugins install.")
+    ] = False,
 ) -> None:
     """Run the packs' test cases and report rule coverage."""
     raise typer.Exit(
@@ -110,6 +132,7 @@ def test(
             fmt=format,
             verbose=verbose,
             show_coverage=coverage,
+            all_installed=all_installed,
         )
     )
 
@@ -123,9 +146,20 @@ def schema(
 
 
 @app.command()
+def plugins(
+    format: Annotated[OutFormat, typer.Option("--format", help="Output format.")] = OutFormat.text,
+) -> None:
+    """List plugins: distribution, version, status, and what each hook registered."""
+    raise typer.Exit(plugins_cmd.run(format))
+
+
+@app.command()
 def demo() -> None:
     """Show the first-party domains checking realistic model outputs."""
     raise typer.Exit(demo_cmd.run())
+
+
+app.add_typer(new_cmd.app, name="new")
 
 
 # typer ships its own copy of click; its usage error is the base class of typer.BadParameter
@@ -143,6 +177,7 @@ def _crash_log() -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns (and with ``sys.exit`` in the console script, exits with) a code."""
+    STATE.no_plugins = False
     try:
         rv = app(args=argv, prog_name="charter", standalone_mode=False)
     except _USAGE_ERROR as exc:

@@ -61,9 +61,15 @@ def run(
     fmt: OutFormat,
     verbose: bool,
     show_coverage: bool,
+    all_installed: bool = False,
 ) -> int:
     reg, diags = registry()
-    found, more = find_packs(paths or [Path(".")])
+    wanted = list(paths)
+    if all_installed:
+        wanted += [reg.packs[name] for name in sorted(reg.packs)]
+    elif not wanted:
+        wanted = [Path(".")]
+    found, more = find_packs(wanted, reg.packs)
     diags += more
     packs, more = compile_all(found, reg)
     diags += more

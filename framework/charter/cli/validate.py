@@ -17,10 +17,21 @@ from charter.cli.common import (
 
 
 def run(
-    paths: Sequence[Path], *, strict: bool, fmt: DiagFormat, max_errors: int, use_cache: bool
+    paths: Sequence[Path],
+    *,
+    strict: bool,
+    fmt: DiagFormat,
+    max_errors: int,
+    use_cache: bool,
+    all_installed: bool = False,
 ) -> int:
     reg, diags = registry()
-    packs, more = find_packs(paths or [Path(".")])
+    wanted = list(paths)
+    if all_installed:
+        wanted += [reg.packs[name] for name in sorted(reg.packs)]
+    elif not wanted:
+        wanted = [Path(".")]
+    packs, more = find_packs(wanted, reg.packs)
     diags += more
     _, more = compile_all(packs, reg, use_cache=use_cache)
     diags += more

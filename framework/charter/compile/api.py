@@ -32,9 +32,9 @@ def compile_path(
     cache = PackCache(directory, registry) if directory is not None else None
     if cache is not None and (hit := cache.get(root)) is not None:
         return hit
-    source, diagnostics = load_pack(
-        root, installed_plugins=registry.plugins, named_packs=named_packs
-    )
+    # packs that plugins install are addressable by name in `extends:`
+    named = {**registry.packs, **(named_packs or {})}
+    source, diagnostics = load_pack(root, installed_plugins=registry.plugins, named_packs=named)
     if source is None:
         return None, diagnostics
     pack, more = compile_pack(source, registry)

@@ -207,9 +207,7 @@ class Builder:
     def _mentions(self, node: A.Mentions, negated: bool) -> Test:
         key, text_of = self.subject(node.subject)
         name = node.extractor.text
-        near = (
-            self.adjacent("near", node.near.target, node.near.within, key) if node.near else None
-        )
+        near = self.adjacent("near", node.near.target, node.near.within, key) if node.near else None
 
         cache_key = (name, key)
 

@@ -124,8 +124,7 @@ class Engine:
         self._rules = tuple(bound)
         # the hot path: each rule as generated code; the closures above explain failures
         self._plan = tuple(
-            (b.rule.id, rule_function(b.rule.id, b.rule.when, b.rule.check, builder))
-            for b in bound
+            (b.rule.id, rule_function(b.rule.id, b.rule.when, b.rule.check, builder)) for b in bound
         )
         self._messages = pack.messages
         self._index_rules()

@@ -17,6 +17,7 @@ EXPECTED_LINES = (
     "  finance pack ",
     "  generated pack ",
     "  finance Engine.check ",
+    "  finance, cold caches ",
     "  growth 8 -> 200 rules",
     "where the engine's time goes",
     "  finance    extractors ",

@@ -53,7 +53,7 @@ def test_transcript(
 
 
 def test_there_are_transcripts() -> None:
-    assert len(CASES) == 6
+    assert len(CASES) == 7
 
 
 def _yaml_blocks(doc: str) -> list[object]:

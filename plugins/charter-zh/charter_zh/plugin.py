@@ -1,22 +1,32 @@
-"""The ``zh`` plugin: registers the nine Chinese extractors through ``charter_register_extractors``.
+"""The ``zh`` plugin: thirteen Chinese extractors and five PII recognizers.
 
-Extractors are built once at import (regexes compiled, drug lexicon loaded into its automaton),
-so the hook itself is cheap and returns the same instances on every call.
+``charter_register_extractors`` returns ``EXTRACTORS``; ``charter_register_pii_recognizers``
+returns ``PII_RECOGNIZERS`` (``charter_zh.pii``: ID numbers, bank cards, phones, e-mail
+addresses, street addresses). Both are built once at import (regexes compiled, drug lexicon
+loaded into its automaton), so the hooks are cheap and return the same instances on every call.
+The one large table, China's administrative divisions for ``address``, is read on the first
+``extract`` that needs it, not at import.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from charter.extensions import PiiRecognizer
 from charter.hookspecs import hookimpl
 from charter.protocols import Extractor
+from charter_zh.address import AddressExtractor
+from charter_zh.bank_card import BankCardExtractor
 from charter_zh.dates import DateExtractor
+from charter_zh.id_card import IdCardExtractor
 from charter_zh.lexicon import DrugExtractor
 from charter_zh.money import MoneyExtractor
 from charter_zh.money_upper import MoneyUpperExtractor
 from charter_zh.percent import PercentExtractor
 from charter_zh.phone import PhoneExtractor
+from charter_zh.pii import recognizers
 from charter_zh.tax_doc import TaxDocExtractor
+from charter_zh.times import TimeExtractor
 from charter_zh.web import EmailExtractor, UrlExtractor
 
 EXTRACTORS: tuple[Extractor, ...] = (
@@ -29,9 +39,20 @@ EXTRACTORS: tuple[Extractor, ...] = (
     PhoneExtractor(),
     TaxDocExtractor(),
     DrugExtractor(),
+    IdCardExtractor(),
+    BankCardExtractor(),
+    AddressExtractor(),
+    TimeExtractor(),
 )
+
+PII_RECOGNIZERS: tuple[PiiRecognizer, ...] = recognizers()
 
 
 @hookimpl
 def charter_register_extractors() -> Sequence[Extractor]:
     return list(EXTRACTORS)
+
+
+@hookimpl
+def charter_register_pii_recognizers() -> Sequence[PiiRecognizer]:
+    return list(PII_RECOGNIZERS)

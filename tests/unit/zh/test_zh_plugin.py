@@ -1,4 +1,5 @@
-"""The ``zh`` plugin registers the nine extractors through Charter's plugin host."""
+"""The ``zh`` plugin registers its thirteen extractors through Charter's plugin host (its PII
+recognizers are tested in ``test_zh_pii``)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,14 @@ NAMES = {
     "phone": ("text", False),
     "tax_doc": ("text", False),
     "drug": ("text", False),
+    "id_card": ("text", False),
+    "bank_card": ("text", False),
+    "address": ("text", False),
+    "time": ("date", False),
 }
 
 
-def test_registers_exactly_the_nine_extractors() -> None:
+def test_registers_exactly_the_thirteen_extractors() -> None:
     pm, diags = make_plugin_manager(load_entry_points=False)
     assert diags == []
     pm.register(charter_zh.plugin, name="zh")

@@ -1,13 +1,16 @@
-"""Property tests: no extractor raises, and every item is a true, ordered, disjoint span."""
+"""Property tests: no extractor raises, every item is a true, ordered, disjoint span, every
+``time`` expression resolves to a span, and every PII match is a true, ordered, disjoint span."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from charter.protocols import Extractor, Item
-from charter_zh.plugin import EXTRACTORS
+from charter_zh.plugin import EXTRACTORS, PII_RECOGNIZERS
 
 # Characters the extractors care about, so random texts actually reach their deeper branches.
 _INTERESTING = (
@@ -17,6 +20,8 @@ _INTERESTING = (
     "年月日号httpswww.comexample"
     "财税〔〕[]【】（）公告第令国家税务总局政部发函"
     "布洛芬缓释胶囊阿莫西林ibuprofenIBUPROFEN扑热息痛"
+    "Xx省市区县州旗盟浙江杭州西湖北京朝阳吉林南昌路街道号栋室单元小区的"
+    "去今明前后天周星期礼拜季度上下半本这个近最过内凌晨早晚午点时分刻底初旬Qq"
     "İK\u212a😀"
 )
 TEXTS = st.one_of(
@@ -45,6 +50,26 @@ TEXTS = st.one_of(
                 "国家税务总局公告2019年第4号",
                 "布洛芬缓释胶囊",
                 "ibuprofen",
+                "11010519491231002X",
+                "110105 19491231 002X",
+                "6222021234567890128",
+                "4111 1111 1111 1111",
+                "4111-1111-1111-1111",
+                "浙江省杭州市西湖区文三路90号",
+                "北京朝阳区建国路8号3栋2单元302",
+                "杭州西湖区",
+                "吉林省吉林市",
+                "阳泉市城区",
+                "去年一季度",
+                "明天10点前",
+                "后天下午3点半",
+                "下周二",
+                "三天后",
+                "2024年第二季度",
+                "2024Q2",
+                "月底前",
+                "近一年",
+                "今晚8:30",
             ]
         )
         | st.text(alphabet=_INTERESTING, max_size=5),
@@ -67,7 +92,10 @@ def _check_items(text: str, items: tuple[Item, ...]) -> None:
 _BY_NAME = {e.name: e for e in EXTRACTORS}
 # The extractors that read digits: none of their items may sit inside a URL or e-mail address.
 _DIGIT_READERS = [
-    e for e in EXTRACTORS if e.name in {"money", "percent", "date", "phone", "tax_doc"}
+    e
+    for e in EXTRACTORS
+    if e.name
+    in {"money", "percent", "date", "phone", "tax_doc", "id_card", "bank_card", "address", "time"}
 ]
 
 
@@ -90,3 +118,24 @@ def test_never_raises_and_spans_are_true(extractor: Extractor, text: str) -> Non
     for item in items:
         canonical = extractor.canonical(item)
         assert canonical is None or isinstance(canonical, str)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXTS)
+def test_time_expressions_resolve(text: str) -> None:
+    for item in _BY_NAME["time"].extract(text):
+        for reference in (datetime(2024, 5, 22, 15), datetime(2023, 12, 31, 23, 59)):
+            span = item.value.resolve(reference)
+            assert span.start < span.end or item.value.bound == "before", (item, span)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXTS)
+def test_pii_matches_are_true_ordered_disjoint_spans(text: str) -> None:
+    for recognizer in PII_RECOGNIZERS:
+        last_end = 0
+        for match in recognizer.recognize(text):
+            assert 0 <= last_end <= match.start < match.end <= len(text)
+            assert text[match.start : match.end] == match.text
+            assert match.kind == recognizer.kind
+            last_end = match.end

@@ -79,6 +79,14 @@ def runtime_registry() -> tuple[Registry | None, list[Diagnostic]]:
     return h.registry, []
 
 
+def requested(paths: Sequence[Path], reg: Registry, all_installed: bool) -> list[Path]:
+    """The paths a command was given; with ``--all-installed`` every pack plugins install too;
+    with neither, the working directory."""
+    if all_installed:
+        return [*paths, *(reg.packs[name] for name in sorted(reg.packs))]
+    return list(paths) or [Path(".")]
+
+
 def find_packs(
     paths: Sequence[Path], installed: Mapping[str, Path] | None = None
 ) -> tuple[list[Path], list[Diagnostic]]:

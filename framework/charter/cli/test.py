@@ -16,6 +16,7 @@ from charter.cli.common import (
     emit_diagnostics,
     find_packs,
     registry,
+    requested,
 )
 from charter.reflect.engine import Engine
 from charter.reflect.testing import CaseResult, Coverage, junit_xml, run_pack, summarize
@@ -64,12 +65,7 @@ def run(
     all_installed: bool = False,
 ) -> int:
     reg, diags = registry()
-    wanted = list(paths)
-    if all_installed:
-        wanted += [reg.packs[name] for name in sorted(reg.packs)]
-    elif not wanted:
-        wanted = [Path(".")]
-    found, more = find_packs(wanted, reg.packs)
+    found, more = find_packs(requested(paths, reg, all_installed), reg.packs)
     diags += more
     packs, more = compile_all(found, reg)
     diags += more

@@ -13,6 +13,7 @@ from charter.cli.common import (
     emit_diagnostics,
     find_packs,
     registry,
+    requested,
 )
 
 
@@ -26,12 +27,7 @@ def run(
     all_installed: bool = False,
 ) -> int:
     reg, diags = registry()
-    wanted = list(paths)
-    if all_installed:
-        wanted += [reg.packs[name] for name in sorted(reg.packs)]
-    elif not wanted:
-        wanted = [Path(".")]
-    packs, more = find_packs(wanted, reg.packs)
+    packs, more = find_packs(requested(paths, reg, all_installed), reg.packs)
     diags += more
     _, more = compile_all(packs, reg, use_cache=use_cache)
     diags += more

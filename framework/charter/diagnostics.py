@@ -71,6 +71,13 @@ CODES: Mapping[str, str] = {
     # whole-rule analysis
     "CH110": "rule requires and forbids the same thing",
     "CH111": "rule can never fire",
+    # goals.yaml
+    "CH300": "a template, deliverable or inherits names an unknown slot",
+    "CH301": "a deliverable names no slot",
+    "CH302": "the triggers of two intents overlap",
+    "CH303": "unknown parent intent, or a parent cycle",
+    "CH304": "intent id defined twice",
+    "CH305": "planner test names an unknown intent",
     # plugins and internal
     "CH200": "a plugin failed to import",
     "CH201": "a plugin implements a hook that does not exist or with wrong parameters",

@@ -21,8 +21,8 @@ class GoalTransition:
     intent: str
     from_status: str | None  # None when the goal was just created
     to_status: str
-    actor: str  # "planner", "sweeper", "user", "skill:<name>" ...
-    trigger: str  # why: the input that matched, "timeout", ...
+    actor: str  # "user", "agent" or "sweeper" (charter.goals.states.ACTORS)
+    trigger: str  # why: the input that matched, "timeout: active 1800s > 900s", ...
     user_id: str
     session_id: str
     at: datetime

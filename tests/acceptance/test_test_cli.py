@@ -50,14 +50,14 @@ def test_first_party_packs_are_green_and_fully_covered(
     assert code == 0
     lines = out.splitlines()
     assert lines[-2] == "rule coverage: 100.0% of 12 rules (each seen passing and failing)"
-    assert lines[-1] == "37 passed, 0 failed"
+    assert lines[-1] == "109 passed, 0 failed"  # 37 rules cases and 72 planner cases
     root = ET.parse(junit).getroot()
-    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "37", "0")
+    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "109", "0")
     suites = {s.get("name"): int(s.get("tests") or 0) for s in root.iter("testsuite")}
     assert suites == {
-        "ecommerce": 7,
-        "finance": 12,
-        "medical": 6,
+        "ecommerce": 7 + 24,
+        "finance": 12 + 23,
+        "medical": 6 + 25,
         "uncertainty": 3,
         "zh-customer-service": 9,
     }
@@ -150,7 +150,11 @@ def test_packs_that_do_not_compile_fail_with_diagnostics(
 def test_schema_command(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "schema")
     assert code == 0
-    assert out.splitlines() == ["pack       pack.yaml", "rules      rules.yaml"]
+    assert out.splitlines() == [
+        "pack       pack.yaml",
+        "rules      rules.yaml",
+        "goals      goals.yaml",
+    ]
     code, out = run(capsys, "schema", "rules")
     doc = json.loads(out)
     assert code == 0

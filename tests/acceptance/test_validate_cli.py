@@ -70,6 +70,12 @@ EXPECTED_CODES = {
     "CH108": "more/rules.yaml",
     "CH110": "dsl/rules.yaml",
     "CH111": "more/rules.yaml",
+    "CH300": "goals/goals.yaml",
+    "CH301": "goals/goals.yaml",
+    "CH302": "goals/goals.yaml",
+    "CH303": "goals/goals.yaml",
+    "CH304": "goals/goals.yaml",
+    "CH305": "goals/goals.yaml",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from charter.cli.common import (
     registry,
     requested,
 )
+from charter.goals.planner import Planner, plan_case
 from charter.reflect.engine import Engine
 from charter.reflect.testing import CaseResult, Coverage, junit_xml, run_pack, summarize
 
@@ -75,7 +77,11 @@ def run(
     coverage = Coverage()
     results: list[CaseResult] = []
     for pack in packs:
-        results += run_pack(pack, Engine(pack, reg), coverage)
+        plan = None
+        if pack.goals is not None:
+            planner = Planner(pack.goals, reg, pack.constants)
+            plan = functools.partial(plan_case, planner)
+        results += run_pack(pack, Engine(pack, reg), coverage, plan)
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.write_bytes(junit_xml(results, coverage))

@@ -11,6 +11,7 @@ from typing import Any
 
 from charter.diagnostics import Location
 from charter.dsl import ast as A
+from charter.goals.spec import GoalsSpec
 
 ACTION_PRECEDENCE = ("block", "escalate", "retry", "fix", "flag")
 
@@ -68,6 +69,7 @@ class CompiledPack:
     root: str = ""
     extends: tuple[str, ...] = ()
     files: tuple[str, ...] = field(default=())
+    goals: GoalsSpec | None = None  # the compiled goals.yaml, when the pack has one
 
     def __hash__(self) -> int:
         return hash(self.digest)

@@ -1,8 +1,8 @@
 """Compile a loaded pack in named, ordered stages (the OPA way: stages separate from evaluation).
 
-``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``build``. Each stage reports
-Diagnostics and the pipeline goes on as far as it can, so one run shows every problem; ``build``
-runs only when nothing before it reported an error.
+``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``goals`` -> ``build``. Each
+stage reports Diagnostics and the pipeline goes on as far as it can, so one run shows every
+problem; ``build`` runs only when nothing before it reported an error.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from charter._version import __version__
 from charter.compile.analyze import RuleView, analyze
 from charter.compile.check import Checker
 from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule
+from charter.compile.goals import compile_goals
 from charter.compile.primitives import literals_of
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
+from charter.goals.spec import GoalsSpec
 from charter.pack.model import CaseSource, PackSource, RuleSource
 from charter.registry import Registry
 
@@ -44,6 +46,7 @@ class Pipeline:
     registry: Registry
     diagnostics: list[Diagnostic] = field(default_factory=list)
     parsed: list[Parsed] = field(default_factory=list)
+    goal_spec: GoalsSpec | None = None
 
     # -- stage 1 ------------------------------------------------------------------------------
     def parse(self) -> None:
@@ -145,6 +148,14 @@ class Pipeline:
                 )
 
     # -- stage 6 ------------------------------------------------------------------------------
+    def goals(self) -> None:
+        if self.source.goals is not None:
+            self.goal_spec, more = compile_goals(
+                self.source.goals, self.registry, self.source.constants()
+            )
+            self.diagnostics.extend(more)
+
+    # -- stage 7 ------------------------------------------------------------------------------
     def build(self) -> CompiledPack:
         rules = []
         literals: set[str] = set()
@@ -182,6 +193,7 @@ class Pipeline:
             root=str(self.source.root),
             extends=self.source.extends,
             files=tuple(path for path, _ in self.source.files),
+            goals=self.goal_spec,
         )
 
 
@@ -219,7 +231,7 @@ def source_digest(source: PackSource, registry: Registry) -> str:
     return h.hexdigest()
 
 
-STAGES = ("parse", "check", "analyze", "cases", "build")
+STAGES = ("parse", "check", "analyze", "cases", "goals", "build")
 
 
 def compile_pack(

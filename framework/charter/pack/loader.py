@@ -173,6 +173,13 @@ class Loader:
                 rules = own
                 cases = self._cases(rules_doc, name)
 
+        goals_doc = None
+        goals_file = root / "goals.yaml"
+        if goals_file.is_file():
+            goals_doc = self._read(goals_file, "goals")
+            if goals_doc is not None:
+                files.append((goals_doc.path, goals_doc.text))
+
         source = PackSource(
             name=name,
             version=_str(meta.get("version")) or "0",
@@ -186,6 +193,7 @@ class Loader:
             cases=tuple(cases),
             extends=tuple(dict.fromkeys(extends_names)),
             files=tuple(files),
+            goals=goals_doc,
         )
         loaded = _Loaded(source, rules_at)
         self._done[root] = loaded

@@ -92,6 +92,7 @@ class PackSource:
     extends: tuple[str, ...] = ()  # names of the packs merged in, in order
     # every file read, with its text: the compile cache is keyed by these
     files: tuple[tuple[str, str], ...] = ()
+    goals: LocatedDoc | None = None  # the pack's own goals.yaml (not inherited through extends)
 
     def constants(self) -> dict[str, Any]:
         """What ``pack.<path>`` refers to in the DSL."""

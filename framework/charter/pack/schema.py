@@ -34,6 +34,7 @@ KINDS: dict[str, FileKind] = {
     for kind in (
         FileKind("pack", "pack.json", "pack.yaml", required=True),
         FileKind("rules", "rules.json", "rules.yaml", required=False),
+        FileKind("goals", "goals.json", "goals.yaml", required=False),
     )
 }
 

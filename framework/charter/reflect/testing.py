@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from charter.compile.compiled import CompiledCase, CompiledPack
+from charter.goals.spec import GoalCase
 from charter.reflect.engine import CheckResult, Engine
 
 
 @dataclass(frozen=True)
 class CaseResult:
     pack: str
-    case: CompiledCase
-    result: CheckResult
+    case: CompiledCase | GoalCase  # a rules case, or a planner case of goals.yaml
+    result: CheckResult | Mapping[str, Any]  # the check, or the plan as a dict
     problems: tuple[str, ...]
     seconds: float
 
@@ -102,9 +104,39 @@ def run_case(
     return CaseResult(pack.name, case, result, tuple(problems), seconds)
 
 
-def run_pack(pack: CompiledPack, engine: Engine, coverage: Coverage) -> list[CaseResult]:
+PlanFn = Callable[[GoalCase], Mapping[str, Any]]
+
+
+def run_goal_case(pack: CompiledPack, case: GoalCase, plan: PlanFn) -> CaseResult:
+    """A planner case passes when the plan is exactly the one written (empty parts omitted)."""
+    started = time.perf_counter()
+    got = plan(case)
+    seconds = time.perf_counter() - started
+    want = case.plan
+    problems = []
+    for key in sorted(set(want) | set(got)):
+        if want.get(key) != got.get(key):
+            problems.append(
+                f"plan {key}: expected {_json(want.get(key))}, got {_json(got.get(key))}"
+            )
+    return CaseResult(pack.name, case, got, tuple(problems), seconds)
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return "(none)" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def run_pack(
+    pack: CompiledPack, engine: Engine, coverage: Coverage, plan: PlanFn | None = None
+) -> list[CaseResult]:
+    """Every rules case, then (given a planner) every planner case of goals.yaml."""
     coverage.add_pack(pack)
-    return [run_case(pack, engine, case, coverage) for case in pack.cases]
+    results = [run_case(pack, engine, case, coverage) for case in pack.cases]
+    if plan is not None and pack.goals is not None:
+        results += [run_goal_case(pack, case, plan) for case in pack.goals.cases]
+    return results
 
 
 def junit_xml(results: Sequence[CaseResult], coverage: Coverage) -> bytes:

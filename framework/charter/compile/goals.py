@@ -1,0 +1,404 @@
+"""Compile stage ``goals``: a loaded ``goals.yaml`` becomes a ``GoalsSpec``, every problem a
+Diagnostic pointing into the file (also inside a trigger written as a YAML block scalar).
+
+Checks beyond the schema: DSL syntax and names in triggers and deliverable checks (triggers may
+only read the input and the context), slot patterns and extractors, templates and deliverables
+naming unknown slots (CH300), parents (CH303), intent ids defined twice (CH304), test cases
+naming unknown intents (CH305), and triggers that overlap: two intents firing on one of their
+own words, reported with that word as an example input (CH302, a warning).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import regex
+
+from charter.compile.build import Builder
+from charter.compile.check import Checker
+from charter.compile.env import Env
+from charter.compile.literals import LiteralTable
+from charter.compile.primitives import literals_of
+from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
+from charter.dsl import ast as A
+from charter.dsl.parser import DSLSyntaxError, parse_expr
+from charter.goals import spec as S
+from charter.pack.yamlsrc import LocatedDoc, Pointer
+from charter.registry import Registry
+
+TRIGGER_SUBJECTS = ("input", "context")
+_SLOT_REF = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration(text: str) -> int | None:
+    m = re.fullmatch(r"([0-9]+)([smhd])", text.strip())
+    return int(m[1]) * _UNITS[m[2]] if m else None
+
+
+def positive_literals(node: A.Expr) -> list[str]:
+    """The words whose presence makes the expression true (not those under a ``not``)."""
+    out: list[str] = []
+
+    def walk(n: A.Expr, negated: bool) -> None:
+        if isinstance(n, A.Not):
+            walk(n.item, not negated)
+        elif isinstance(n, A.And | A.Or):
+            for item in n.items:
+                walk(item, negated)
+        elif not negated:
+            out.extend(sorted(literals_of(n)))
+
+    walk(node, False)
+    return list(dict.fromkeys(out))
+
+
+class GoalsCompiler:
+    def __init__(self, doc: LocatedDoc, registry: Registry, constants: Mapping[str, Any]) -> None:
+        self.doc = doc
+        self.registry = registry
+        self.constants = constants
+        self.diagnostics: list[Diagnostic] = []
+
+    def _err(self, code: str, message: str, ptr: Pointer, hint: str = "") -> None:
+        self.diagnostics.append(error(code, message, self.doc.loc(ptr), hint))
+
+    # ---- DSL pieces ---------------------------------------------------------------------------
+
+    def expr(self, text: str, ptr: Pointer, what: str, subjects: tuple[str, ...]) -> A.Expr | None:
+        def locate(span: A.Span) -> Location:
+            return self.doc.offset_loc(ptr, span[0], span[1])
+
+        try:
+            node = parse_expr(text)
+        except DSLSyntaxError as exc:
+            self.diagnostics.append(
+                error(
+                    "CH100",
+                    f"syntax error in {what}: {exc.message}",
+                    self.doc.offset_loc(ptr, exc.start, exc.end),
+                    exc.hint,
+                )
+            )
+            return None
+        checker = Checker(self.registry, self.constants, locate, subjects)
+        checker.expr(node)
+        self.diagnostics.extend(checker.diagnostics)
+        return None if checker.diagnostics else node
+
+    # ---- the file -----------------------------------------------------------------------------
+
+    def compile(self) -> S.GoalsSpec | None:
+        data = self.doc.data if isinstance(self.doc.data, dict) else {}
+        limits = _dict(data.get("limits"))
+        cancel = self.expr(
+            _s(data.get("cancel")) or S.DEFAULT_CANCEL,
+            ("cancel",),
+            "the cancel trigger",
+            ("input",),
+        )
+        correct = self.expr(
+            _s(data.get("correct")) or S.DEFAULT_CORRECT,
+            ("correct",),
+            "the correction trigger",
+            ("input",),
+        )
+        raw = _list(data.get("intents"))
+        intents: list[S.IntentSpec] = []
+        seen: dict[str, int] = {}
+        for i, item in enumerate(raw):
+            if not isinstance(item, dict):
+                continue
+            iid = _s(item.get("id"))
+            if iid in seen:
+                self._err(
+                    "CH304",
+                    f"intent id '{iid}' is defined twice",
+                    ("intents", i, "id"),
+                    f"the first is item {seen[iid] + 1} of 'intents'; rename one",
+                )
+                continue
+            if iid:
+                seen[iid] = i
+            intent = self.intent(item, ("intents", i), limits)
+            if intent is not None:
+                intents.append(intent)
+        self.parents(intents, raw)
+        if cancel is None or correct is None:
+            return None
+        spec = S.GoalsSpec(
+            intents=tuple(intents),
+            cancel=cancel,
+            correct=correct,
+            literals=tuple(
+                sorted(
+                    set().union(
+                        *(literals_of(i.trigger) for i in intents),
+                        literals_of(cancel),
+                        literals_of(correct),
+                    )
+                )
+            ),
+            max_depth=_int(limits.get("max_depth"), 2),
+            max_new_subgoals=_int(limits.get("max_new_subgoals"), 3),
+            confirm_split_over=limits.get("confirm_split_over")
+            if isinstance(limits.get("confirm_split_over"), int)
+            else None,
+            timeout_s=duration(_s(limits.get("timeout")) or "30m") or S.DEFAULT_TIMEOUT_S,
+            root=_s(limits.get("root")) or S.DEFAULT_ROOT,
+            aggregate=_s(limits.get("aggregate")) or S.DEFAULT_AGGREGATE,
+            cases=tuple(self.cases(data.get("tests"), set(seen))),
+        )
+        self.overlaps(spec, raw)
+        return spec
+
+    def intent(
+        self, item: dict[str, Any], ptr: Pointer, limits: Mapping[str, Any]
+    ) -> S.IntentSpec | None:
+        iid = _s(item.get("id"))
+        if not iid or not isinstance(item.get("trigger"), str):
+            return None  # the schema reported it
+        trigger = self.expr(
+            item["trigger"], (*ptr, "trigger"), f"the trigger of intent '{iid}'", TRIGGER_SUBJECTS
+        )
+        slots = tuple(
+            s
+            for j, raw in enumerate(_list(item.get("slots")))
+            if (s := self.slot(raw, (*ptr, "slots", j), iid)) is not None
+        )
+        names = [s.name for s in slots]
+        description = _s(item.get("description")) or _s(item.get("describe")) or iid
+        self.refs(description, names, (*ptr, "description"), iid, "description")
+        for j, name in enumerate(_list(item.get("inherits"))):
+            if isinstance(name, str) and name not in names:
+                self._err(
+                    "CH300",
+                    f"intent '{iid}' inherits '{name}', which is not one of its slots",
+                    (*ptr, "inherits", j),
+                    did_you_mean(name, names) or "declare the slot under slots: first",
+                )
+        deliverables = tuple(
+            d
+            for j, raw in enumerate(_list(item.get("deliverables")))
+            if (d := self.deliverable(raw, (*ptr, "deliverables", j), iid, names)) is not None
+        )
+        if trigger is None:
+            return None
+        return S.IntentSpec(
+            id=iid,
+            describe=_s(item.get("describe")) or iid,
+            trigger=trigger,
+            literals=tuple(positive_literals(trigger)),
+            location=self.doc.loc(ptr),
+            group=_s(item.get("group")) or None,
+            parent=_s(item.get("parent")) or None,
+            slots=slots,
+            description=description,
+            deliverables=deliverables,
+            timeout_s=duration(_s(item.get("timeout")) or "")
+            or duration(_s(limits.get("timeout")) or "30m")
+            or S.DEFAULT_TIMEOUT_S,
+            inherits=tuple(n for n in _list(item.get("inherits")) if isinstance(n, str)),
+        )
+
+    def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+            return None
+        name = raw["name"]
+        pattern, extractor = _s(raw.get("regex")) or None, _s(raw.get("extractor")) or None
+        if (pattern is None) == (extractor is None):
+            self._err(
+                "CH013",
+                f"slot '{name}' of intent '{iid}' needs exactly one of regex and extractor",
+                ptr,
+                "regex: finds the value in the input; extractor: takes it from an extractor",
+            )
+        if pattern is not None:
+            try:
+                regex.compile(pattern, regex.V1)
+            except regex.error as exc:
+                self._err(
+                    "CH105",
+                    f"invalid regular expression in slot '{name}' of intent '{iid}': {exc}",
+                    (*ptr, "regex"),
+                )
+        if extractor is not None and extractor not in self.registry.extractors:
+            self._err(
+                "CH102",
+                f"unknown extractor '{extractor}'",
+                (*ptr, "extractor"),
+                did_you_mean(extractor, self.registry.extractors),
+            )
+        if raw.get("required") and not _s(raw.get("ask")):
+            self._err(
+                "CH011",
+                f"required slot '{name}' of intent '{iid}' has no question to ask",
+                ptr,
+                "add ask: with the question put to the user when the slot is missing",
+            )
+        kind = _s(raw.get("type")) or ("time" if extractor == "time" else "text")
+        return S.SlotSpec(
+            name=name,
+            regex=pattern,
+            extractor=extractor,
+            type=kind if kind in S.SLOT_TYPES else "text",
+            required=raw.get("required") is True,
+            ask=_s(raw.get("ask")),
+            default=raw.get("default"),
+            multiple=raw.get("multiple") is True,
+        )
+
+    def refs(self, template: str, names: list[str], ptr: Pointer, iid: str, where: str) -> None:
+        for m in _SLOT_REF.finditer(template):
+            if m[1] not in names:
+                self.diagnostics.append(
+                    error(
+                        "CH300",
+                        f"the {where} of intent '{iid}' names unknown slot '{m[1]}'",
+                        self.doc.offset_loc(ptr, m.start(1), m.end(1)),
+                        did_you_mean(m[1], names) or "declare the slot under slots:",
+                    )
+                )
+
+    def deliverable(
+        self, raw: Any, ptr: Pointer, iid: str, names: list[str]
+    ) -> S.Deliverable | None:
+        if isinstance(raw, str):
+            found = _SLOT_REF.findall(raw)
+            if not found:
+                self._err(
+                    "CH301",
+                    f"deliverable '{raw}' of intent '{iid}' names no slot",
+                    ptr,
+                    "write it as a template such as '{to_city}', or as {id: ..., check: ...}",
+                )
+                return None
+            self.refs(raw, names, ptr, iid, "deliverable")
+            return S.Deliverable(id=raw, describe=raw, template=raw)
+        if not isinstance(raw, dict) or not isinstance(raw.get("check"), str):
+            return None
+        did = _s(raw.get("id")) or "deliverable"
+        check = self.expr(
+            raw["check"], (*ptr, "check"), f"deliverable '{did}' of intent '{iid}'", ("output",)
+        )
+        if check is None:
+            return None
+        return S.Deliverable(id=did, describe=_s(raw.get("describe")) or did, check=check)
+
+    def parents(self, intents: list[S.IntentSpec], raw: list[Any]) -> None:
+        by_id = {i.id: i for i in intents}
+        declared = {_s(item.get("id")) for item in raw if isinstance(item, dict)} - {""}
+        for n, item in enumerate(raw):
+            parent = _s(item.get("parent")) if isinstance(item, dict) else ""
+            if not parent:
+                continue
+            if parent not in declared:
+                self._err(
+                    "CH303",
+                    f"intent '{item.get('id')}' names unknown parent intent '{parent}'",
+                    ("intents", n, "parent"),
+                    did_you_mean(parent, declared),
+                )
+                continue
+            chain, cur = [str(item.get("id"))], parent
+            while cur in by_id and cur not in chain:
+                chain.append(cur)
+                cur = by_id[cur].parent or ""
+            if cur in chain:
+                self._err(
+                    "CH303",
+                    "parent cycle: " + " -> ".join([*chain, cur]),
+                    ("intents", n, "parent"),
+                    "an intent may not be its own ancestor",
+                )
+
+    def cases(self, raw: Any, intent_ids: set[str]) -> list[S.GoalCase]:
+        out = []
+        known = intent_ids | {S.ROOT_INTENT, S.AGGREGATE_INTENT}
+        for n, case in enumerate(_list(raw)):
+            if not isinstance(case, dict) or not isinstance(case.get("input"), str):
+                continue
+            plan = _dict(case.get("plan"))
+            goals = [g for g in _list(case.get("goals")) if isinstance(g, dict)]
+            for key, items in (("goals", goals), ("plan", _list(plan.get("goals")))):
+                for j, g in enumerate(items):
+                    intent = g.get("intent") if isinstance(g, dict) else None
+                    if isinstance(intent, str) and intent not in known:
+                        where = ("tests", n, *(("plan",) if key == "plan" else ()), "goals", j)
+                        self._err(
+                            "CH305",
+                            f"planner test '{case.get('name')}' names unknown intent '{intent}'",
+                            (*where, "intent"),
+                            did_you_mean(intent, known),
+                        )
+            out.append(
+                S.GoalCase(
+                    name=_s(case.get("name")) or f"case {n + 1}",
+                    input=case["input"],
+                    location=self.doc.loc(("tests", n)),
+                    now=_s(case.get("now")) or "2026-01-07T09:00",
+                    goals_json=json.dumps(goals, ensure_ascii=False, sort_keys=True, default=str),
+                    plan_json=json.dumps(plan, ensure_ascii=False, sort_keys=True, default=str),
+                )
+            )
+        return out
+
+    def overlaps(self, spec: S.GoalsSpec, raw: list[Any]) -> None:
+        """Two unrelated intents firing on one word of theirs: which one did the user mean?"""
+        table = LiteralTable(spec.literals)
+        builder = Builder(table.ids, self.constants, self.registry.predicates)
+        tests: dict[str, Callable[[Env], bool]] = {
+            i.id: builder.expr(i.trigger) for i in spec.intents
+        }
+        index = {str(item.get("id")): n for n, item in enumerate(raw) if isinstance(item, dict)}
+
+        def fires(iid: str, text: str) -> bool:
+            return tests[iid](Env("", text, {}, table, self.registry.extractors))
+
+        reported: set[tuple[str, str]] = set()
+        for a in spec.intents:
+            for b in spec.intents:
+                if a.id >= b.id or a.parent == b.id or b.parent == a.id:
+                    continue
+                for word in (*a.literals, *b.literals):
+                    if (a.id, b.id) not in reported and fires(a.id, word) and fires(b.id, word):
+                        reported.add((a.id, b.id))
+                        later = b if index.get(b.id, 0) > index.get(a.id, 0) else a
+                        other = a if later is b else b
+                        self.diagnostics.append(
+                            warning(
+                                "CH302",
+                                f"the triggers of intents '{other.id}' and '{later.id}' overlap: "
+                                f"both fire on the input '{word}'",
+                                self.doc.loc(("intents", index.get(later.id, 0), "trigger")),
+                                "make one trigger more specific, e.g. add "
+                                f'and not input contains "{word}"',
+                            )
+                        )
+
+
+def _s(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def compile_goals(
+    doc: LocatedDoc, registry: Registry, constants: Mapping[str, Any]
+) -> tuple[S.GoalsSpec | None, list[Diagnostic]]:
+    compiler = GoalsCompiler(doc, registry, constants)
+    spec = compiler.compile()
+    return spec, compiler.diagnostics

@@ -1,0 +1,227 @@
+"""Opening a database and bringing its schema up to date, once, even when processes race.
+
+``charter_schema_version`` holds one row per applied migration and component (``goals`` now;
+memory and traces can keep their own ordered lists in the same table). ``migrate`` runs in one
+transaction that first takes a lock no other migrator can share, PostgreSQL's transaction-level
+advisory lock or SQLite's write lock (``BEGIN IMMEDIATE``), then reads the applied versions and
+applies the missing ones in order. Two processes that start at once therefore serialise: the
+second one waits, finds everything applied and does nothing. Both databases have transactional
+DDL, so a migration that fails leaves no half-made table behind.
+
+Each migration is a frozen snapshot of the DDL at its version, not ``tables.py`` as it is today:
+version 1 must create what version 2 expects to alter, whatever the models look like later.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+
+SCHEMA_TABLE = "charter_schema_version"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+# one lock for every Charter migrator on a PostgreSQL server, whatever the component
+_PG_LOCK_KEY = zlib.crc32(b"charter_schema_version")
+
+
+class SchemaError(RuntimeError):
+    """The database's schema cannot be used by this version of Charter."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    version: int
+    name: str
+    apply: Callable[[Connection], None]
+
+
+def _wal(cur: Any) -> None:
+    """Switch the file to WAL (a lasting property of the database file, so only the first
+    connection ever changes it). The switch needs the file to itself and SQLite answers "locked"
+    at once instead of waiting when other connections are opening at the same moment (seen with
+    eight threads starting together): retry for a while."""
+    if str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+        return
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.001
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+
+
+def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
+    # pysqlite's implicit BEGIN is DEFERRED: a transaction that reads and then writes can hit
+    # SQLITE_BUSY without waiting. Charter issues BEGIN itself (see transaction()).
+    dbapi_conn.isolation_level = None
+    cur = dbapi_conn.cursor()
+    cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    _wal(cur)
+    cur.execute("PRAGMA synchronous=NORMAL")  # WAL stays consistent; only the last commits
+    cur.execute("PRAGMA foreign_keys=ON")  # of a power cut may be lost, not the database
+    cur.close()
+
+
+def make_engine(url: str | sa.URL) -> Engine:
+    """An engine for ``sqlite:///path`` (WAL, a busy timeout, real transactions) or any other
+    SQLAlchemy URL, e.g. ``postgresql+psycopg://user@host/db``."""
+    parsed = sa.make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return sa.create_engine(parsed)
+    memory = parsed.database in (None, "", ":memory:")
+    engine = sa.create_engine(
+        parsed,
+        connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        # an in-memory database exists once per connection: share one (single-threaded use)
+        **({"poolclass": StaticPool} if memory else {}),
+    )
+    # a pool event, not a connection event: those would put an event dispatch on every
+    # statement (measured: a quarter of a transition's time)
+    event.listen(engine, "connect", _sqlite_on_connect)
+    return engine
+
+
+@contextmanager
+def transaction(engine: Engine, *, write: bool = False) -> Iterator[Connection]:
+    """A connection in a transaction, committed when the block ends, rolled back if it raises.
+
+    On SQLite a writing transaction is ``BEGIN IMMEDIATE``: it takes the write lock up front,
+    so the busy timeout applies to it instead of a lock upgrade failing halfway through.
+    """
+    with engine.connect() as conn, conn.begin():
+        if conn.dialect.name == "sqlite":
+            # straight to the driver: SQLAlchemy's own BEGIN is a no-op here (autocommit
+            # driver), and its statement machinery would cost a tenth of a transition
+            conn.connection.driver_connection.execute(  # type: ignore[union-attr]
+                "BEGIN IMMEDIATE" if write else "BEGIN"
+            )
+        yield conn
+
+
+# ---- the migrations ------------------------------------------------------------------------
+
+
+def _v1_goal_tables(conn: Connection) -> None:
+    md = sa.MetaData()
+    when = sa.DateTime(timezone=True)
+    sa.Table(
+        "goal_tree",
+        md,
+        sa.Column("id", sa.String, primary_key=True),
+        sa.Column("parent_id", sa.String, sa.ForeignKey("goal_tree.id"), nullable=True),
+        sa.Column("root_id", sa.String, nullable=False),
+        sa.Column("depth", sa.Integer, nullable=False),
+        sa.Column("kind", sa.String, nullable=False),
+        sa.Column("intent", sa.String, nullable=False),
+        sa.Column("description", sa.String, nullable=False),
+        sa.Column("status", sa.String, nullable=False),
+        sa.Column("user_id", sa.String, nullable=False),
+        sa.Column("session_id", sa.String, nullable=False),
+        sa.Column("timeout_s", sa.Integer, nullable=True),
+        sa.Column("created_at", when, nullable=False),
+        sa.Column("updated_at", when, nullable=False),
+        sa.Column("activated_at", when, nullable=True),
+        sa.Index("ix_goal_tree_user_session", "user_id", "session_id"),
+        sa.Index("ix_goal_tree_status_activated", "status", "activated_at"),
+        sa.Index("ix_goal_tree_parent", "parent_id"),
+    )
+    sa.Table(
+        "goal_context",
+        md,
+        sa.Column("goal_id", sa.String, sa.ForeignKey("goal_tree.id"), primary_key=True),
+        sa.Column("slots", sa.JSON, nullable=False),
+        sa.Column("inherited", sa.JSON, nullable=False),
+        sa.Column("result", sa.JSON, nullable=True),
+    )
+    sa.Table(
+        "goal_history",
+        md,
+        sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+        sa.Column("goal_id", sa.String, sa.ForeignKey("goal_tree.id"), nullable=False),
+        sa.Column("from_status", sa.String, nullable=True),
+        sa.Column("to_status", sa.String, nullable=False),
+        sa.Column("actor", sa.String, nullable=False),
+        sa.Column("trigger", sa.String, nullable=False),
+        sa.Column("at", when, nullable=False),
+        sa.Index("ix_goal_history_goal", "goal_id", "id"),
+    )
+    md.create_all(conn, checkfirst=False)  # an existing table here means a broken version row
+
+
+GOAL_MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "goal_tree, goal_context, goal_history", _v1_goal_tables),
+)
+
+_VERSIONS = sa.Table(
+    SCHEMA_TABLE,
+    sa.MetaData(),
+    sa.Column("component", sa.String, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("name", sa.String, nullable=False),
+    sa.Column("applied_at", sa.DateTime(timezone=True), nullable=False),
+)
+
+
+def _check_order(migrations: Sequence[Migration]) -> None:
+    versions = [m.version for m in migrations]
+    if versions != list(range(1, len(versions) + 1)):
+        raise ValueError(f"migrations must be numbered 1, 2, 3 ... in order, got {versions}")
+
+
+def migrate(
+    engine: Engine, component: str = "goals", migrations: Sequence[Migration] = GOAL_MIGRATIONS
+) -> list[int]:
+    """Apply the migrations this database lacks; return the versions applied by this call."""
+    _check_order(migrations)
+    applied_now: list[int] = []
+    with transaction(engine, write=True) as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
+        _VERSIONS.create(conn, checkfirst=True)
+        done = set(
+            conn.scalars(sa.select(_VERSIONS.c.version).where(_VERSIONS.c.component == component))
+        )
+        newest = max(done, default=0)
+        if newest > len(migrations):
+            raise SchemaError(
+                f"the database's {component} schema is at version {newest}, newer than this "
+                f"Charter knows ({len(migrations)}): upgrade Charter or use another database"
+            )
+        for m in migrations:
+            if m.version in done:
+                continue
+            m.apply(conn)
+            conn.execute(
+                _VERSIONS.insert().values(
+                    component=component,
+                    version=m.version,
+                    name=m.name,
+                    applied_at=datetime.now(UTC),
+                )
+            )
+            applied_now.append(m.version)
+    return applied_now
+
+
+def schema_versions(engine: Engine, component: str = "goals") -> list[int]:
+    """The versions applied to this database, in order (empty before the first migrate)."""
+    with engine.connect() as conn:
+        if not sa.inspect(conn).has_table(SCHEMA_TABLE):
+            return []
+        query = sa.select(_VERSIONS.c.version).where(_VERSIONS.c.component == component)
+        return sorted(conn.scalars(query))

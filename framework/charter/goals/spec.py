@@ -1,0 +1,105 @@
+"""A compiled ``goals.yaml``: immutable, picklable (it travels inside the cached CompiledPack).
+
+Triggers and deliverable checks are checked ASTs of the rule DSL; slot patterns are kept as
+source text and compiled by the planner, like rules are bound by the engine.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from charter.diagnostics import Location
+from charter.dsl import ast as A
+
+DEFAULT_CANCEL = 'input contains any ["取消", "不用了", "算了", "不要了", "不需要了"]'
+DEFAULT_CORRECT = 'input contains any ["改成", "改为", "换成", "改到", "换到"]'
+DEFAULT_TIMEOUT_S = 30 * 60
+DEFAULT_ROOT = "综合请求"
+DEFAULT_AGGREGATE = "综合查询"
+AGGREGATE_INTENT = "aggregate"
+ROOT_INTENT = "root"
+SLOT_TYPES = ("text", "number", "date", "time")
+
+
+@dataclass(frozen=True)
+class SlotSpec:
+    name: str
+    regex: str | None = None  # source of a pattern for the `regex` module
+    extractor: str | None = None
+    type: str = "text"
+    required: bool = False
+    ask: str = ""
+    default: Any = None
+    multiple: bool = False
+
+
+@dataclass(frozen=True)
+class Deliverable:
+    """What an answer must cover: ``template`` (slots filled in) must appear in the output, or
+    ``check`` must hold on it."""
+
+    id: str
+    describe: str
+    template: str | None = None
+    check: A.Expr | None = None
+
+
+@dataclass(frozen=True)
+class IntentSpec:
+    id: str
+    describe: str
+    trigger: A.Expr
+    literals: tuple[str, ...]  # the trigger's own words: where in the input the intent is
+    location: Location
+    group: str | None = None
+    parent: str | None = None
+    slots: tuple[SlotSpec, ...] = ()
+    description: str = ""  # template; {slot} is replaced by the slot's value
+    deliverables: tuple[Deliverable, ...] = ()
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    inherits: tuple[str, ...] = ()
+
+    def slot(self, name: str) -> SlotSpec | None:
+        return next((s for s in self.slots if s.name == name), None)
+
+
+@dataclass(frozen=True)
+class GoalCase:
+    """A planner test: an input (with the open goals before it) and the exact plan wanted."""
+
+    name: str
+    input: str
+    location: Location
+    now: str = "2026-01-07T09:00"
+    goals_json: str = "[]"  # the open goals before the input
+    plan_json: str = "{}"  # the plan wanted
+
+    @property
+    def goals(self) -> list[dict[str, Any]]:
+        value: list[dict[str, Any]] = json.loads(self.goals_json)
+        return value
+
+    @property
+    def plan(self) -> dict[str, Any]:
+        value: dict[str, Any] = json.loads(self.plan_json)
+        return value
+
+
+@dataclass(frozen=True)
+class GoalsSpec:
+    intents: tuple[IntentSpec, ...]
+    cancel: A.Expr
+    correct: A.Expr
+    literals: tuple[str, ...]  # of every trigger, cancel and correct: one automaton
+    max_depth: int = 2
+    max_new_subgoals: int = 3
+    confirm_split_over: int | None = None
+    timeout_s: int = DEFAULT_TIMEOUT_S
+    root: str = DEFAULT_ROOT
+    aggregate: str = DEFAULT_AGGREGATE
+    cases: tuple[GoalCase, ...] = ()
+
+    def intent(self, intent_id: str) -> IntentSpec | None:
+        return next((i for i in self.intents if i.id == intent_id), None)

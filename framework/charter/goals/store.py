@@ -1,0 +1,424 @@
+"""The goal store: goal trees, their slot contexts and every status change, in SQL.
+
+A status changes only along ``states.TRANSITIONS`` and only as a compare-and-set (seed 000
+§3.3.2): ``UPDATE goal_tree SET status=:to ... WHERE id=:id AND status=:from``, committed in one
+transaction with its ``goal_history`` row. Whatever runs concurrently (threads, processes,
+``charter serve`` workers on one PostgreSQL), each transition happens once: on PostgreSQL
+(READ COMMITTED) the writers that lose the race update no row and get ``ok=False``; on SQLite
+the transaction takes the write lock before it reads (``BEGIN IMMEDIATE``), so writers queue
+and a late one reads the new status and is refused. The ``on_transition`` callback (the plugin
+hook ``charter_on_goal_transition``) runs after the commit, once per transition that happened,
+including a goal's creation (``from_status`` None).
+
+When a sub-goal completes, its result is merged into its parent's ``inherited`` slots in the
+same transaction, so siblings and later sub-goals see it in ``context()`` (ARCHITECTURE §6).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, Protocol, cast
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from charter.events import GoalTransition
+from charter.goals.migrations import make_engine, migrate, transaction
+from charter.goals.states import ACTORS, STATUSES, Actor, Status, allowed, kind_at
+from charter.goals.tables import GOAL_CONTEXT as C
+from charter.goals.tables import GOAL_HISTORY as H
+from charter.goals.tables import GOAL_TREE as T
+from charter.goals.tables import Goal, HistoryEntry, as_utc, new_goal_id
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+OnTransition = Callable[[GoalTransition], object]  # what it returns is ignored
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class GoalNotFound(LookupError):
+    """No goal has this id."""
+
+
+@dataclass(frozen=True)
+class TransitionResult:
+    """``reason`` says why: the trigger when ``ok``, why nothing changed otherwise."""
+
+    ok: bool
+    goal_id: str
+    from_status: Status | None
+    to_status: str
+    reason: str
+
+
+class GoalStoreProtocol(Protocol):
+    def create(
+        self,
+        intent: str,
+        *,
+        user_id: str,
+        session_id: str,
+        parent_id: str | None = None,
+        description: str = "",
+        slots: Mapping[str, Any] | None = None,
+        timeout_s: int | None = None,
+        actor: Actor = "agent",
+        trigger: str = "created",
+        goal_id: str | None = None,
+    ) -> Goal: ...
+    def transition(
+        self,
+        goal_id: str,
+        to_status: Status,
+        *,
+        actor: Actor,
+        trigger: str,
+        expect: Status | None = None,
+    ) -> TransitionResult: ...
+    def complete(
+        self, goal_id: str, result: Mapping[str, Any], *, actor: Actor, trigger: str
+    ) -> TransitionResult: ...
+    def get(self, goal_id: str) -> Goal | None: ...
+    def tree(self, user_id: str, session_id: str | None = None) -> list[Goal]: ...
+    def active(self, user_id: str, session_id: str) -> list[Goal]: ...
+    def history(self, goal_id: str) -> list[HistoryEntry]: ...
+    def set_slots(self, goal_id: str, slots: Mapping[str, Any]) -> dict[str, Any]: ...
+    def context(self, goal_id: str) -> dict[str, Any]: ...
+    def overdue(self, now: datetime) -> list[Goal]: ...
+
+
+def _json_object(value: Mapping[str, Any], what: str) -> dict[str, Any]:
+    out = dict(value)
+    try:
+        json.dumps(out)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what} must be JSON-serialisable: {exc}") from exc
+    return out
+
+
+_SEL_MOVE = sa.select(T.c.status, T.c.parent_id, T.c.intent, T.c.user_id, T.c.session_id).where(
+    T.c.id == sa.bindparam("gid")
+)
+_CAS_WHERE = (T.c.id == sa.bindparam("gid"), T.c.status == sa.bindparam("frm"))
+_CAS = (
+    sa.update(T)
+    .where(*_CAS_WHERE)
+    .values(status=sa.bindparam("to"), updated_at=sa.bindparam("now"))
+)
+_CAS_ACTIVATE = _CAS.values(activated_at=sa.bindparam("now"))
+_RECORD = H.insert()  # built once: a statement computes its cache key once
+# creation order is the order of the goals' creation rows: exact even when a (fake or coarse)
+# clock stamps several goals alike, and whatever ids the caller chose
+_IN_CREATION_ORDER = (
+    sa.select(T).join(H, sa.and_(H.c.goal_id == T.c.id, H.c.from_status.is_(None))).order_by(H.c.id)
+)
+
+
+class GoalStore:
+    """The SQL goal store (SQLite by default, PostgreSQL by URL); the schema is migrated when
+    the store opens. ``clock`` stamps every row and event (tests pass a fake one)."""
+
+    def __init__(
+        self, url: str, *, on_transition: OnTransition | None = None, clock: Clock = utcnow
+    ) -> None:
+        self._engine = make_engine(url)
+        self._on_transition = on_transition
+        self._clock = clock
+        try:
+            migrate(self._engine)
+        except BaseException:
+            self._engine.dispose()
+            raise
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> GoalStore:
+        return self
+
+    def __exit__(
+        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # ---- writing -------------------------------------------------------------------------
+
+    def create(
+        self,
+        intent: str,
+        *,
+        user_id: str,
+        session_id: str,
+        parent_id: str | None = None,
+        description: str = "",
+        slots: Mapping[str, Any] | None = None,
+        timeout_s: int | None = None,
+        actor: Actor = "agent",
+        trigger: str = "created",
+        goal_id: str | None = None,
+    ) -> Goal:
+        """A new ``pending`` goal (a sub-goal when ``parent_id`` is given) with its slots and
+        its creation in the history. Raises GoalNotFound for an unknown parent, ValueError
+        for a parent of another user or session, an unknown actor or a duplicate id."""
+        if actor not in ACTORS:
+            raise ValueError(f"unknown actor {actor!r} (one of {', '.join(ACTORS)})")
+        own = _json_object(slots or {}, "slots")
+        gid = goal_id or new_goal_id()
+        now = as_utc(self._clock())
+        depth, root_id = 0, gid
+        try:
+            with transaction(self._engine, write=True) as conn:
+                if parent_id is not None:
+                    parent = conn.execute(sa.select(T).where(T.c.id == parent_id)).first()
+                    if parent is None:
+                        raise GoalNotFound(parent_id)
+                    if (parent.user_id, parent.session_id) != (user_id, session_id):
+                        raise ValueError(
+                            f"goal {parent_id!r} belongs to user {parent.user_id!r}, session "
+                            f"{parent.session_id!r}: a sub-goal must belong to the same ones"
+                        )
+                    depth, root_id = parent.depth + 1, parent.root_id
+                row = {
+                    "id": gid,
+                    "parent_id": parent_id,
+                    "root_id": root_id,
+                    "depth": depth,
+                    "kind": kind_at(depth),
+                    "intent": intent,
+                    "description": description,
+                    "status": "pending",
+                    "user_id": user_id,
+                    "session_id": session_id,
+                    "timeout_s": timeout_s,
+                    "created_at": now,
+                    "updated_at": now,
+                    "activated_at": None,
+                }
+                conn.execute(T.insert(), row)
+                conn.execute(C.insert(), {"goal_id": gid, "slots": own, "inherited": {}})
+                self._record(conn, gid, None, "pending", actor, trigger, now)
+        except IntegrityError as exc:
+            raise ValueError(f"cannot create goal {gid!r}: {exc.orig}") from exc
+        goal = Goal.from_row(row)
+        self._emit(
+            GoalTransition(gid, intent, None, "pending", actor, trigger, user_id, session_id, now)
+        )
+        return goal
+
+    def transition(
+        self,
+        goal_id: str,
+        to_status: Status,
+        *,
+        actor: Actor,
+        trigger: str,
+        expect: Status | None = None,
+    ) -> TransitionResult:
+        """Move a goal along TRANSITIONS; ``expect`` refuses unless the goal is in that status
+        now (the sweeper must not abort a goal that completed meanwhile). Never raises."""
+        return self._move(goal_id, to_status, actor, trigger, expect, None)
+
+    def complete(
+        self, goal_id: str, result: Mapping[str, Any], *, actor: Actor, trigger: str
+    ) -> TransitionResult:
+        """``transition(goal_id, "completed")`` that also keeps ``result`` as the goal's
+        result and merges it into its parent's inherited slots, in the same transaction."""
+        try:
+            payload = _json_object(result, "result")
+        except ValueError as exc:
+            return self._refuse(goal_id, None, "completed", str(exc))
+        return self._move(goal_id, "completed", actor, trigger, None, payload)
+
+    def set_slots(self, goal_id: str, slots: Mapping[str, Any]) -> dict[str, Any]:
+        """Merge ``slots`` into the goal's own slots; return them all."""
+        update = _json_object(slots, "slots")
+        with transaction(self._engine, write=True) as conn:
+            query = sa.select(C.c.slots).where(C.c.goal_id == goal_id).with_for_update()
+            current = conn.execute(query).scalar()
+            if current is None:
+                raise GoalNotFound(goal_id)
+            merged = {**current, **update}
+            conn.execute(sa.update(C).where(C.c.goal_id == goal_id).values(slots=merged))
+        return merged
+
+    def _move(
+        self,
+        goal_id: str,
+        to_status: str,
+        actor: str,
+        trigger: str,
+        expect: str | None,
+        result: dict[str, Any] | None,
+    ) -> TransitionResult:
+        if to_status not in STATUSES:
+            return self._refuse(goal_id, None, to_status, f"unknown status {to_status!r}")
+        if actor not in ACTORS:
+            return self._refuse(goal_id, None, to_status, f"unknown actor {actor!r}")
+        frm: Status | None = None
+        try:
+            with transaction(self._engine, write=True) as conn:
+                goal = conn.execute(_SEL_MOVE, {"gid": goal_id}).first()
+                if goal is None:
+                    return self._refuse(goal_id, None, to_status, "no such goal")
+                frm = cast(Status, goal.status)
+                if expect is not None and frm != expect:
+                    return self._refuse(goal_id, frm, to_status, f"expected {expect}, found {frm}")
+                if not allowed(frm, to_status):
+                    return self._refuse(
+                        goal_id, frm, to_status, f"invalid transition {frm} -> {to_status}"
+                    )
+                now = as_utc(self._clock())
+                cas = _CAS_ACTIVATE if to_status == "active" else _CAS
+                params = {"gid": goal_id, "frm": frm, "to": to_status, "now": now}
+                if conn.execute(cas, params).rowcount != 1:
+                    conn.rollback()
+                    return self._refuse(goal_id, frm, to_status, f"lost race: no longer {frm}")
+                self._record(conn, goal_id, frm, to_status, actor, trigger, now)
+                if result is not None:
+                    self._hand_up(conn, goal_id, goal.parent_id, result)
+        except SQLAlchemyError as exc:
+            log.exception("goal %s: %s -> %s failed", goal_id, frm, to_status)
+            reason = f"database error: {str(exc).splitlines()[0]}"
+            return TransitionResult(False, goal_id, frm, to_status, reason)
+        user, session = goal.user_id, goal.session_id
+        self._emit(
+            GoalTransition(goal_id, goal.intent, frm, to_status, actor, trigger, user, session, now)
+        )
+        return TransitionResult(True, goal_id, frm, to_status, trigger)
+
+    @staticmethod
+    def _record(
+        conn: Connection,
+        goal_id: str,
+        frm: str | None,
+        to: str,
+        actor: str,
+        trigger: str,
+        at: datetime,
+    ) -> None:
+        conn.execute(
+            _RECORD,
+            {
+                "goal_id": goal_id,
+                "from_status": frm,
+                "to_status": to,
+                "actor": actor,
+                "trigger": trigger,
+                "at": at,
+            },
+        )
+
+    @staticmethod
+    def _hand_up(
+        conn: Connection, goal_id: str, parent_id: str | None, result: dict[str, Any]
+    ) -> None:
+        conn.execute(sa.update(C).where(C.c.goal_id == goal_id).values(result=result))
+        if parent_id is None:
+            return
+        # FOR UPDATE: two siblings completing at once must not lose each other's results
+        query = sa.select(C.c.inherited).where(C.c.goal_id == parent_id).with_for_update()
+        inherited = conn.execute(query).scalar_one()
+        merged = {**inherited, **result}
+        conn.execute(sa.update(C).where(C.c.goal_id == parent_id).values(inherited=merged))
+
+    def _refuse(
+        self, goal_id: str, frm: Status | None, to_status: str, reason: str
+    ) -> TransitionResult:
+        # a lost race is the normal outcome for all but one of several concurrent writers
+        level = logging.INFO if reason.startswith("lost race") else logging.WARNING
+        log.log(level, "goal %s: %s -> %s refused: %s", goal_id, frm, to_status, reason)
+        return TransitionResult(False, goal_id, frm, to_status, reason)
+
+    def _emit(self, event: GoalTransition) -> None:
+        if self._on_transition is None:
+            return
+        try:
+            self._on_transition(event)
+        except Exception:  # the transition has happened; a listener cannot undo it
+            log.exception(
+                "on_transition raised for goal %s (%s -> %s)",
+                event.goal_id,
+                event.from_status,
+                event.to_status,
+            )
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def _goals(self, query: sa.Select[Any]) -> list[Goal]:
+        with self._engine.connect() as conn:
+            return [Goal.from_row(m) for m in conn.execute(query).mappings()]
+
+    def get(self, goal_id: str) -> Goal | None:
+        found = self._goals(sa.select(T).where(T.c.id == goal_id))
+        return found[0] if found else None
+
+    def tree(self, user_id: str, session_id: str | None = None) -> list[Goal]:
+        """Every goal of the user (in one session, or all), in creation order."""
+        query = _IN_CREATION_ORDER.where(T.c.user_id == user_id)
+        if session_id is not None:
+            query = query.where(T.c.session_id == session_id)
+        return self._goals(query)
+
+    def active(self, user_id: str, session_id: str) -> list[Goal]:
+        return self._goals(
+            _IN_CREATION_ORDER.where(
+                T.c.user_id == user_id, T.c.session_id == session_id, T.c.status == "active"
+            )
+        )
+
+    def overdue(self, now: datetime) -> list[Goal]:
+        """Active goals that have been active longer than their timeout at ``now``."""
+        now = as_utc(now)
+        query = sa.select(T).where(
+            T.c.status == "active", T.c.timeout_s.is_not(None), T.c.activated_at < now
+        )
+        return [
+            g
+            for g in self._goals(query.order_by(T.c.activated_at, T.c.id))
+            if g.activated_at is not None
+            and g.timeout_s is not None
+            and (now - g.activated_at).total_seconds() > g.timeout_s
+        ]
+
+    def history(self, goal_id: str) -> list[HistoryEntry]:
+        """Every status change of the goal, its creation first."""
+        query = sa.select(H).where(H.c.goal_id == goal_id).order_by(H.c.id)
+        with self._engine.connect() as conn:
+            return [HistoryEntry.from_row(m) for m in conn.execute(query).mappings()]
+
+    def context(self, goal_id: str) -> dict[str, Any]:
+        """The slots a goal can use: from the root down to the goal, each goal's inherited
+        slots and then its own, nearer goals over farther ones, own slots over inherited."""
+        query = (
+            sa.select(T.c.parent_id, C.c.slots, C.c.inherited)
+            .join(C, C.c.goal_id == T.c.id)
+            .where(T.c.id == sa.bindparam("gid"))
+        )
+        layers: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        with transaction(self._engine) as conn:  # one snapshot for the whole chain
+            current: str | None = goal_id
+            while current is not None:
+                row = conn.execute(query, {"gid": current}).first()
+                if row is None:
+                    raise GoalNotFound(current)
+                layers.append((row.inherited, row.slots))
+                current = row.parent_id
+        out: dict[str, Any] = {}
+        for inherited, slots in reversed(layers):
+            out.update(inherited)
+            out.update(slots)
+        return out

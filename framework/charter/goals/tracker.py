@@ -1,0 +1,116 @@
+"""The planner and the goal store together: what one turn does with the user's input.
+
+``GoalTracker.handle(user, session, input)`` reads the session's open goals from the store,
+plans, and applies the plan: new goals are created (``pending``, then ``active`` when nothing is
+missing and no confirmation is awaited), slot updates written, goals activated or aborted — each
+status change a compare-and-set with its history row and its ``charter_on_goal_transition``
+hook. The planner stays pure; only this module writes.
+
+Two things the store does not model are kept in the goal's slots under reserved keys: whether a
+goal awaits the user's confirmation of a split (``_awaiting``) and the planner's clock is the
+tracker's clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from charter.goals.planner import OpenGoal, Plan, Planner, SessionState
+from charter.goals.spec import GoalsSpec
+from charter.goals.store import GoalStoreProtocol, TransitionResult, utcnow
+from charter.registry import Registry
+
+AWAITING = "_awaiting"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What the tracker did with one input."""
+
+    plan: Plan
+    created: Mapping[str, str]  # plan ref -> goal id
+    transitions: tuple[TransitionResult, ...]
+    questions: tuple[str, ...]
+    confirm: str | None
+
+
+class GoalTracker:
+    def __init__(
+        self,
+        spec: GoalsSpec,
+        registry: Registry,
+        store: GoalStoreProtocol,
+        *,
+        clock: Callable[[], datetime] = utcnow,
+        constants: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.planner = Planner(spec, registry, constants)
+        self.store = store
+        self.clock = clock
+
+    def state(self, user_id: str, session_id: str) -> SessionState:
+        goals = []
+        for g in self.store.tree(user_id, session_id):
+            if g.status not in ("pending", "active"):
+                continue
+            context = self.store.context(g.id)
+            slots = {k: v for k, v in context.items() if not k.startswith("_")}
+            intent = self.spec.intent(g.intent)
+            required = [s.name for s in (intent.slots if intent else ()) if s.required]
+            missing = tuple(name for name in required if name not in slots)
+            goals.append(
+                OpenGoal(
+                    id=g.id,
+                    intent=g.intent,
+                    status=g.status,
+                    parent=g.parent_id,
+                    slots=slots,
+                    missing=missing if g.status == "pending" else (),
+                    awaiting=bool(context.get(AWAITING)),
+                )
+            )
+        # the planner reads 明天 on the local calendar: an aware clock is converted to local time
+        now = self.clock()
+        return SessionState(
+            tuple(goals), now.astimezone().replace(tzinfo=None) if now.tzinfo else now
+        )
+
+    def handle(self, user_id: str, session_id: str, text: str) -> Turn:
+        plan = self.planner.plan(text, self.state(user_id, session_id))
+        trigger = f"input: {text[:60]}"
+        created: dict[str, str] = {}
+        moves: list[TransitionResult] = []
+        for g in plan.goals:
+            parent = created.get(g.parent, g.parent) if g.parent else None
+            slots = {**g.inherited, **g.slots}
+            if g.awaiting:
+                slots[AWAITING] = True
+            goal = self.store.create(
+                g.intent,
+                user_id=user_id,
+                session_id=session_id,
+                parent_id=parent,
+                description=g.description,
+                slots=slots,
+                timeout_s=g.timeout_s,
+                actor="agent",
+                trigger=trigger,
+            )
+            created[g.ref] = goal.id
+            if g.status == "active":
+                done = self.store.transition(
+                    goal.id, "active", actor="agent", trigger="slots complete"
+                )
+                moves.append(done)
+        for u in plan.updates:
+            self.store.set_slots(u.goal, {u.slot: u.value})
+        for goal_id in plan.activate:
+            self.store.set_slots(goal_id, {AWAITING: False})
+            moves.append(self.store.transition(goal_id, "active", actor="user", trigger=trigger))
+        for goal_id in plan.aborts:
+            moves.append(self.store.transition(goal_id, "aborted", actor="user", trigger=trigger))
+        return Turn(plan, created, tuple(moves), plan.questions, plan.confirm)

@@ -78,6 +78,9 @@ CODES: Mapping[str, str] = {
     "CH303": "unknown parent intent, or a parent cycle",
     "CH304": "intent id defined twice",
     "CH305": "planner test names an unknown intent",
+    # memory.yaml
+    "CH310": "a PII rule names a kind no installed recognizer finds",
+    "CH311": "memory lifecycle tiers out of order",
     # plugins and internal
     "CH200": "a plugin failed to import",
     "CH201": "a plugin implements a hook that does not exist or with wrong parameters",

@@ -154,6 +154,7 @@ def test_schema_command(capsys: pytest.CaptureFixture[str]) -> None:
         "pack       pack.yaml",
         "rules      rules.yaml",
         "goals      goals.yaml",
+        "memory     memory.yaml",
     ]
     code, out = run(capsys, "schema", "rules")
     doc = json.loads(out)

@@ -50,6 +50,7 @@ EXPECTED_CODES = {
     "CH010": "schema/rules.yaml",
     "CH011": "schema/rules.yaml",
     "CH012": "schema/rules.yaml",
+    "CH013": "memory/memory.yaml",
     "CH020": "extends-unknown/pack.yaml",
     "CH021": "cycle-a/pack.yaml",
     "CH022": "dup-rule/rules.yaml",
@@ -76,6 +77,8 @@ EXPECTED_CODES = {
     "CH303": "goals/goals.yaml",
     "CH304": "goals/goals.yaml",
     "CH305": "goals/goals.yaml",
+    "CH310": "memory/memory.yaml",
+    "CH311": "memory/memory.yaml",
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from charter.diagnostics import Location
 from charter.dsl import ast as A
 from charter.goals.spec import GoalsSpec
+from charter.memory.policy import MemoryPolicy
 
 ACTION_PRECEDENCE = ("block", "escalate", "retry", "fix", "flag")
 
@@ -70,6 +71,7 @@ class CompiledPack:
     extends: tuple[str, ...] = ()
     files: tuple[str, ...] = field(default=())
     goals: GoalsSpec | None = None  # the compiled goals.yaml, when the pack has one
+    memory: MemoryPolicy | None = None  # the compiled memory.yaml, when the pack has one
 
     def __hash__(self) -> int:
         return hash(self.digest)

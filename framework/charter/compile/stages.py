@@ -1,8 +1,8 @@
 """Compile a loaded pack in named, ordered stages (the OPA way: stages separate from evaluation).
 
-``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``goals`` -> ``build``. Each
-stage reports Diagnostics and the pipeline goes on as far as it can, so one run shows every
-problem; ``build`` runs only when nothing before it reported an error.
+``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``goals`` -> ``memory`` ->
+``build``. Each stage reports Diagnostics and the pipeline goes on as far as it can, so one run
+shows every problem; ``build`` runs only when nothing before it reported an error.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from charter.compile.analyze import RuleView, analyze
 from charter.compile.check import Checker
 from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule
 from charter.compile.goals import compile_goals
+from charter.compile.memory import compile_memory
 from charter.compile.primitives import literals_of
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
 from charter.goals.spec import GoalsSpec
+from charter.memory.policy import MemoryPolicy
 from charter.pack.model import CaseSource, PackSource, RuleSource
 from charter.registry import Registry
 
@@ -47,6 +49,7 @@ class Pipeline:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     parsed: list[Parsed] = field(default_factory=list)
     goal_spec: GoalsSpec | None = None
+    memory_policy: MemoryPolicy | None = None
 
     # -- stage 1 ------------------------------------------------------------------------------
     def parse(self) -> None:
@@ -156,6 +159,12 @@ class Pipeline:
             self.diagnostics.extend(more)
 
     # -- stage 7 ------------------------------------------------------------------------------
+    def memory(self) -> None:
+        if self.source.memory is not None:
+            self.memory_policy, more = compile_memory(self.source.memory, self.registry)
+            self.diagnostics.extend(more)
+
+    # -- stage 8 ------------------------------------------------------------------------------
     def build(self) -> CompiledPack:
         rules = []
         literals: set[str] = set()
@@ -194,6 +203,7 @@ class Pipeline:
             extends=self.source.extends,
             files=tuple(path for path, _ in self.source.files),
             goals=self.goal_spec,
+            memory=self.memory_policy,
         )
 
 
@@ -231,7 +241,7 @@ def source_digest(source: PackSource, registry: Registry) -> str:
     return h.hexdigest()
 
 
-STAGES = ("parse", "check", "analyze", "cases", "goals", "build")
+STAGES = ("parse", "check", "analyze", "cases", "goals", "memory", "build")
 
 
 def compile_pack(

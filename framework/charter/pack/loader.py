@@ -173,12 +173,16 @@ class Loader:
                 rules = own
                 cases = self._cases(rules_doc, name)
 
-        goals_doc = None
-        goals_file = root / "goals.yaml"
-        if goals_file.is_file():
-            goals_doc = self._read(goals_file, "goals")
-            if goals_doc is not None:
-                files.append((goals_doc.path, goals_doc.text))
+        docs: dict[str, LocatedDoc | None] = {}
+        for kind in ("goals", "memory"):  # the pack's own files, not inherited through extends
+            doc = (
+                self._read(root / f"{kind}.yaml", kind)
+                if (root / f"{kind}.yaml").is_file()
+                else None
+            )
+            if doc is not None:
+                files.append((doc.path, doc.text))
+            docs[kind] = doc
 
         source = PackSource(
             name=name,
@@ -193,7 +197,8 @@ class Loader:
             cases=tuple(cases),
             extends=tuple(dict.fromkeys(extends_names)),
             files=tuple(files),
-            goals=goals_doc,
+            goals=docs["goals"],
+            memory=docs["memory"],
         )
         loaded = _Loaded(source, rules_at)
         self._done[root] = loaded

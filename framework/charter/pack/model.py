@@ -93,6 +93,7 @@ class PackSource:
     # every file read, with its text: the compile cache is keyed by these
     files: tuple[tuple[str, str], ...] = ()
     goals: LocatedDoc | None = None  # the pack's own goals.yaml (not inherited through extends)
+    memory: LocatedDoc | None = None  # the pack's own memory.yaml
 
     def constants(self) -> dict[str, Any]:
         """What ``pack.<path>`` refers to in the DSL."""

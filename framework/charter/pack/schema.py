@@ -35,6 +35,7 @@ KINDS: dict[str, FileKind] = {
         FileKind("pack", "pack.json", "pack.yaml", required=True),
         FileKind("rules", "rules.json", "rules.yaml", required=False),
         FileKind("goals", "goals.json", "goals.yaml", required=False),
+        FileKind("memory", "memory.json", "memory.yaml", required=False),
     )
 }
 
@@ -191,7 +192,10 @@ def _convert(doc: LocatedDoc, err: Any, seen: set[Pointer]) -> list[Diagnostic]:
         hint = close if close.startswith("did you mean") else ""
     elif kw == "pattern" and isinstance(value, str):
         slug = re.sub(r"[^a-z0-9]+", "-", value.lower()).strip("-")
-        hint = f"try '{slug}'" if slug and re.search(arg, slug) else f"pattern: {arg}"
+        if slug and re.search(arg, slug):
+            hint = f"try '{slug}'"
+        elif not schema.get("x-pattern-help"):  # the message already says it in words
+            hint = f"pattern: {arg}"
     elif kw == "format":
         hint = _FORMAT_HINTS.get(arg, "")
     elif kw == "uniqueItems":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from decimal import Context
+from typing import Any
 
 from charter.protocols import Item
 
@@ -81,3 +82,12 @@ def non_overlapping(items: list[Item]) -> tuple[Item, ...]:
             out.append(item)
             last = item.end
     return tuple(out)
+
+
+def cn2an_value(text: str, mode: str) -> Any:
+    """``cn2an.cn2an(text, mode)``, the module imported on first use: importing cn2an takes
+    about 110 ms (it loads a whole text-processing package), which every ``charter`` command
+    would otherwise pay at start-up, also those that never read a Chinese numeral."""
+    import cn2an
+
+    return cn2an.cn2an(text, mode)

@@ -23,10 +23,8 @@ import re
 from decimal import Decimal
 from functools import lru_cache
 
-import cn2an
-
 from charter.protocols import Item, ValueKind
-from charter_zh._common import DIGITS, is_cjk
+from charter_zh._common import DIGITS, cn2an_value, is_cjk
 
 _DIGIT_CHARS = "零壹贰叁肆伍陆柒捌玖貳參陸"
 _RUN_CHARS = _DIGIT_CHARS + "拾佰仟万亿萬億"
@@ -69,7 +67,7 @@ def _standalone_ok(text: str, start: int, end: int) -> bool:
 def _integer(run: str) -> tuple[int, Decimal] | None:
     """The run's value, also as a Decimal (immutable: items may share it), or None."""
     try:
-        value = cn2an.cn2an(run.translate(_TO_SIMPLIFIED), "strict")
+        value = cn2an_value(run.translate(_TO_SIMPLIFIED), "strict")
     except Exception:  # cn2an signals malformed input with assorted exception types
         return None
     return (value, Decimal(value)) if isinstance(value, int) and value >= 0 else None

@@ -20,10 +20,15 @@ import re
 from decimal import Decimal
 from functools import lru_cache
 
-import cn2an
-
 from charter.protocols import Item, ValueKind, decimal_places
-from charter_zh._common import ASCII_ALNUM, DIGITS, MAX_NUMBER, NUMBER_CHARS, non_overlapping
+from charter_zh._common import (
+    ASCII_ALNUM,
+    DIGITS,
+    MAX_NUMBER,
+    NUMBER_CHARS,
+    cn2an_value,
+    non_overlapping,
+)
 from charter_zh.web import outside_links
 
 _NUMBER = re.compile(r"(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]{1,30})(?:\.[0-9]{1,10})?")
@@ -40,7 +45,7 @@ def _chinese_integer(run: str) -> int | None:
     if run[0] in "百千万":  # 百分之百: the leading 一 is usually left out
         run = "一" + run
     try:
-        value = cn2an.cn2an(run, "normal")
+        value = cn2an_value(run, "normal")
     except Exception:  # cn2an signals malformed input with assorted exception types
         return None
     return value if isinstance(value, int) and value >= 0 else None

@@ -25,8 +25,7 @@ import re
 from functools import cache, lru_cache
 from typing import NamedTuple
 
-import cn2an
-
+from charter_zh._common import cn2an_value
 from charter_zh.time_expr import Step
 
 CN = "零〇一二两三四五六七八九十百"
@@ -167,7 +166,7 @@ def number(written: str) -> int | None:
     if written.isascii():
         return int(written) if written.isdigit() else None
     try:
-        value = cn2an.cn2an(written, "normal")
+        value = cn2an_value(written, "normal")
     except Exception:  # cn2an signals malformed input with assorted exception types
         return None
     return int(value) if value == int(value) else None

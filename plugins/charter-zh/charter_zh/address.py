@@ -38,6 +38,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import regex
+
 from charter.protocols import Item, ValueKind
 from charter_zh.regions import PROVINCE, Candidates, Hit, Regions, regions
 from charter_zh.web import outside_links
@@ -49,6 +51,10 @@ from charter_zh.web import outside_links
 _STOP = "的得了着过是在有和与及或而但也都就还又把被对向从到给让请您你我他她它们这那哪吗呢吧啊呀"
 _NAME = rf"(?:(?![{_STOP}])[\u4e00-\u9fff])"
 # Words of two characters or more may stand alone (南山区科技园); one-character ones need a name.
+# The detail is matched leftmost-longest (POSIX semantics of the `regex` module), not by the first
+# alternative that fits: 科技园路12号 is one street and a number, not the estate 科技园 and a
+# lost 路12号, and 珞喻街道15栋 is one 街道, not the street 珞喻街 and a lost 道15栋. A detail cut
+# short would leave the house number outside what PII redaction covers.
 _ESTATE = (
     "工业园区|科技园区|开发区|工业园|科技园|大街|大道|街道|胡同|社区|小区|花园|家园|公寓|"
     "大厦|广场|园区|新村|大楼"
@@ -56,10 +62,10 @@ _ESTATE = (
 _STREET = "路|街|巷|弄|镇|乡|村|苑|区"  # 区 after a name: 科技园中区
 _NUMBER = r"[0-9A-Za-z\-#一二三四五六七八九十百零〇]{1,6}"
 _BUILDING = "号楼|号院|号|栋|幢|座|楼|层|单元|室|户|弄|巷|期|区|段|排|组|门"
-_COMPONENT = (
-    rf"{_NAME}{{0,10}}?(?:{_ESTATE})|{_NAME}{{1,10}}?(?:{_STREET})|{_NUMBER}(?:{_BUILDING})"
+_COMPONENT = rf"{_NAME}{{1,10}}(?:{_STREET})|{_NAME}{{0,10}}(?:{_ESTATE})|{_NUMBER}(?:{_BUILDING})"
+_DETAIL = regex.compile(
+    rf"[ 　]?(?:{_COMPONENT}){{1,8}}(?:[0-9]{{1,5}}(?![0-9A-Za-z]))?", regex.POSIX
 )
-_DETAIL = re.compile(rf"[ 　]?(?:{_COMPONENT}){{1,8}}(?:[0-9]{{1,5}}(?![0-9A-Za-z]))?")
 _ANCHOR_CHARS = "省市区县旗州盟"  # the last characters of all full names (a test checks)
 _ANCHOR = re.compile(f"[{_ANCHOR_CHARS}]")
 

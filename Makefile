@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-goals install clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,13 +33,16 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
-bench: bench-check bench-goals
+bench: bench-check bench-goals bench-memory
 
 bench-check: $(STAMP)
 	$(BIN)/python benchmarks/bench_check.py
 
 bench-goals: $(STAMP)
 	$(BIN)/python benchmarks/bench_goals.py
+
+bench-memory: $(STAMP)
+	$(BIN)/python benchmarks/bench_memory.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -13,6 +13,7 @@ no glue checks), which is the seed's way too; on the sample texts they find the 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
@@ -226,11 +227,37 @@ def yield_disclaimer(output: str, context: Context) -> Outcome:
     return "pass" if "历史业绩不预示未来表现" in output else "fail"
 
 
+_CLAIM = re.compile(
+    r"(?<![我他她它])[您你](?:(?:上周|上次|之前|以前|此前|刚才|刚刚|昨天|前天|前几天|上个月|曾经)"
+    r"(?:提到过|提到|说过|反馈过|反映过|咨询过|问过|告诉过我们|投诉过|说|问|反馈|咨询)"
+    r"|(?:提到过|提到|说过|反馈过|反映过|咨询过|问过|告诉过我们|投诉过))[的了]?[，,：: ]?"
+    r"([^。！？!?；;\n，,]{1,40})"
+)
+
+
+def claims_backed_by_memory(output: str, context: Context) -> Outcome:
+    memory = context.get("memory") or {}
+    facts = memory.get("facts") if isinstance(memory, Mapping) else None
+    texts = [str(f) for f in facts] if isinstance(facts, list) else []
+    for m in _CLAIM.finditer(output):
+        content = m.group(1).strip("的了，,：: ")
+        if len(content) < 3:
+            continue
+        chars = re.findall(r"[\u4e00-\u9fff]|[0-9A-Za-z]+", content)
+        pairs = {a + b for a, b in itertools.pairwise(chars)} or set(chars)
+        if not any(
+            len(pairs & {a + b for a, b in itertools.pairwise(t)}) * 2 >= len(pairs) for t in texts
+        ):
+            return "fail"
+    return "pass"
+
+
 FINANCE_RULES: dict[str, RuleFn] = {
     "no-absolute-terms": no_absolute_terms,
     "price-format": price_format,
     "external-link-disclaimer": external_link_disclaimer,
     "uncertainty-marker": uncertainty_marker,
+    "claims-backed-by-memory": claims_backed_by_memory,
     "amount-upper-and-lower": amount_upper_and_lower,
     "date-format": date_format,
     "tax-rate-cites-policy": tax_rate_cites_policy,

@@ -58,7 +58,9 @@ class Extractor(Protocol):
         ...
 
 
-ArgKind = Literal["string", "strings", "number", "regex", "name"]
+# value: a path (context.x, memory.facts, goal.missing_count, pack.thresholds...) whose value the
+# turn gives, passed as it is (lists and mappings included; None when missing)
+ArgKind = Literal["string", "strings", "number", "regex", "name", "value"]
 
 
 @runtime_checkable

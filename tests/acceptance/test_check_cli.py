@@ -40,7 +40,13 @@ SAFE = {
     "medical": "抱歉，我不能提供诊断结论。请您尽快到正规医院就诊，由医生当面诊断。",
 }
 
-INHERITED = ["no-absolute-terms", "price-format", "external-link-disclaimer", "uncertainty-marker"]
+INHERITED = [
+    "no-absolute-terms",
+    "price-format",
+    "external-link-disclaimer",
+    "uncertainty-marker",
+    "claims-backed-by-memory",
+]
 RULES = {
     "finance": [
         *INHERITED,
@@ -69,6 +75,7 @@ ACTION = {
     "price-format": "fix",
     "external-link-disclaimer": "fix",
     "uncertainty-marker": "fix",
+    "claims-backed-by-memory": "retry",
     "amount-upper-and-lower": "retry",
     "date-format": "fix",
     "tax-rate-cites-policy": "retry",
@@ -84,6 +91,9 @@ MESSAGE = {
     "price-format": "价格请写成“128.00元”或“¥128.00”，保留两位小数（四舍五入到分）。",
     "external-link-disclaimer": "每个外部链接后面都要紧跟“（请自行核实）”。",
     "uncertainty-marker": "本轮回答用到了低置信度信息，请在开头标注“[需人工确认]”并说明依据。",
+    "claims-backed-by-memory": (
+        "不要编造用户过去说过的话；记忆里没有的内容，请改用不涉及用户过去的说法。"
+    ),
     "amount-upper-and-lower": (
         "每个金额都要同时写出小写数字和中文大写"
         "（如“¥12,345.60（壹万贰仟叁佰肆拾伍元陆角）”），两者数值必须相等。"
@@ -388,6 +398,23 @@ FINANCE = [
         ),
     ),
     case(
+        "claimed-wish-without-memory",
+        "finance",
+        "您上周提到想把定期存款换成大额存单，本期大额存单起存金额为20万元。",
+        "retry",
+        found("price-format", "20万元", fixed=True),
+        found("claims-backed-by-memory"),
+        found("amount-upper-and-lower", "20万元"),
+        fixed_text="您上周提到想把定期存款换成大额存单，本期大额存单起存金额为200000.00元。",
+    ),
+    case(
+        "claimed-wish-backed-by-memory",
+        "finance",
+        "您上周提到想把定期存款换成大额存单，我们为您整理了本期产品。",
+        "pass",
+        context={"memory": {"facts": ["用户想把定期存款换成大额存单（2026-01-02 确认）"]}},
+    ),
+    case(
         "phones-and-email",
         "finance",
         "您可以拨打95588或发送邮件至vip@bank.example.com查询，理财经理电话138-1234-5678。",
@@ -451,6 +478,22 @@ FINANCE = [
 ]
 
 ECOMMERCE = [
+    case(
+        "claimed-complaint-without-memory",
+        "ecommerce",
+        "您之前反馈过快递总是放驿站，这次已备注送货上门。",
+        "retry",
+        found("claims-backed-by-memory"),
+    ),
+    case(
+        "claimed-complaint-backed-by-memory",
+        "ecommerce",
+        "您之前反馈过快递总是放驿站，这次已备注送货上门。",
+        "pass",
+        context={
+            "memory": {"facts": [{"key": "delivery", "value": "快递总是放驿站，希望送货上门"}]}
+        },
+    ),
     case(
         "lowest-price-and-integer-price",
         "ecommerce",
@@ -795,7 +838,16 @@ MEDICAL = [
         found("uncertainty-marker", fixed=True),
         found("drug-advice-disclaimer", "氯雷他定", fixed=True),
         fixed_text=f"{MARKER}根据您之前提到的过敏史，服用氯雷他定前请先告知医生。{DRUG_NOTE}",
-        context=LOW_MEMORY,
+        # the claim about the user's past is backed by a recalled memory
+        context={"memory": {"min_confidence": 0.6, "facts": ["用户的过敏史：青霉素过敏"]}},
+    ),
+    case(
+        "claimed-history-without-memory",
+        "medical",
+        "您之前提到对青霉素过敏，请避免使用阿莫西林，请遵医嘱。",
+        "retry",
+        found("claims-backed-by-memory"),
+        held=("drug-advice-disclaimer",),
     ),
     case(
         "confident-memory-appointment",

@@ -19,6 +19,7 @@ from charter._version import __version__
 from charter.cli import check as check_cmd
 from charter.cli import demo as demo_cmd
 from charter.cli import goals as goals_cmd
+from charter.cli import memory as memory_cmd
 from charter.cli import new as new_cmd
 from charter.cli import plugins as plugins_cmd
 from charter.cli import schema as schema_cmd
@@ -162,6 +163,7 @@ def demo() -> None:
 
 app.add_typer(new_cmd.app, name="new")
 app.add_typer(goals_cmd.app, name="goals")
+app.add_typer(memory_cmd.app, name="memory")
 
 
 # typer ships its own copy of click; its usage error is the base class of typer.BadParameter

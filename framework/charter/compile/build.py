@@ -286,17 +286,40 @@ class Builder:
         assert isinstance(subject, A.Path)
         _, text_of = self.subject(subject)
         args: list[Any] = []
-        for a in node.args[1:]:
+        live: list[int] = []  # positions of `value` arguments, read from the turn each time
+        for i, (a, kind) in enumerate(zip(node.args[1:], pred.params, strict=False)):
             if isinstance(a, A.Terms):
                 args.append(a.values)
             elif isinstance(a, A.Regex):
                 args.append(compile_regex(a))
+            elif isinstance(a, A.Path) and a.root.text == "pack":
+                args.append(lookup(self.constants, a.parts))
+            elif isinstance(a, A.Path) and kind == "value":
+                args.append(self._raw(a))
+                live.append(i)
             elif isinstance(a, A.Path):
-                args.append(lookup(self.constants, a.parts) if a.root.text == "pack" else a)
+                args.append(a)  # a `name` argument: the word as written
             else:
                 args.append(a.value)
         frozen = tuple(args)
-        return lambda env: bool(pred(text_of(env), *frozen))
+        if not live:
+            return lambda env: bool(pred(text_of(env), *frozen))
+
+        def test(env: Env) -> bool:
+            values = list(frozen)
+            for i in live:
+                values[i] = frozen[i](env)
+            return bool(pred(text_of(env), *values))
+
+        return test
+
+    def _raw(self, path: A.Path) -> ValueFn:
+        """A path's value as the turn gives it (lists and mappings included), for predicates."""
+        root = path.root.text
+        if root in ("output", "input"):
+            return self.subject(path)[1]
+        parts = path.parts if root == "context" else (root, *path.parts)
+        return lambda env: lookup(env.context, parts)
 
     # ---- item predicates --------------------------------------------------------------------
 

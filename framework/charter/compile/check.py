@@ -286,9 +286,16 @@ class Checker:
             )
             return
         kinds = {"string": A.Str, "strings": A.Terms, "number": A.Num, "regex": A.Regex}
+        kinds["value"] = A.Path  # reached only when the argument is not a path
         for arg, kind in zip(rest, pred.params, strict=True):
             if kind == "name":
                 ok = isinstance(arg, A.Path) and not arg.parts
+            elif kind == "value" and isinstance(arg, A.Path):
+                if arg.root.text == "pack":
+                    self.constant(arg)
+                else:
+                    self.subject(arg)  # CH101 with a did-you-mean for an unknown root
+                continue
             else:
                 ok = isinstance(arg, kinds[kind])
             if not ok:

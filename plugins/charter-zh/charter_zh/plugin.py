@@ -1,6 +1,8 @@
-"""The ``zh`` plugin: thirteen Chinese extractors and five PII recognizers.
+"""The ``zh`` plugin: fourteen Chinese extractors, one predicate and five PII recognizers.
 
-``charter_register_extractors`` returns ``EXTRACTORS``; ``charter_register_pii_recognizers``
+``charter_register_extractors`` returns ``EXTRACTORS``; ``charter_register_predicates`` the
+hallucination interceptor's ``backed_by_memory`` (``charter_zh.claims``);
+``charter_register_pii_recognizers``
 returns ``PII_RECOGNIZERS`` (``charter_zh.pii``: ID numbers, bank cards, phones, e-mail
 addresses, street addresses). Both are built once at import (regexes compiled, drug lexicon
 loaded into its automaton), so the hooks are cheap and return the same instances on every call.
@@ -14,9 +16,10 @@ from collections.abc import Sequence
 
 from charter.extensions import PiiRecognizer
 from charter.hookspecs import hookimpl
-from charter.protocols import Extractor
+from charter.protocols import Extractor, Predicate
 from charter_zh.address import AddressExtractor
 from charter_zh.bank_card import BankCardExtractor
+from charter_zh.claims import BackedByMemory, UserClaimExtractor
 from charter_zh.dates import DateExtractor
 from charter_zh.id_card import IdCardExtractor
 from charter_zh.lexicon import DrugExtractor
@@ -43,7 +46,9 @@ EXTRACTORS: tuple[Extractor, ...] = (
     BankCardExtractor(),
     AddressExtractor(),
     TimeExtractor(),
+    UserClaimExtractor(),
 )
+PREDICATES: tuple[Predicate, ...] = (BackedByMemory(),)
 
 PII_RECOGNIZERS: tuple[PiiRecognizer, ...] = recognizers()
 
@@ -51,6 +56,11 @@ PII_RECOGNIZERS: tuple[PiiRecognizer, ...] = recognizers()
 @hookimpl
 def charter_register_extractors() -> Sequence[Extractor]:
     return list(EXTRACTORS)
+
+
+@hookimpl
+def charter_register_predicates() -> Sequence[Predicate]:
+    return list(PREDICATES)
 
 
 @hookimpl

@@ -18,7 +18,7 @@ EXPECTED_LINES = (
     "  generated pack ",
     "  finance Engine.check ",
     "  finance, cold caches ",
-    "  growth 8 -> 200 rules",
+    "  growth 9 -> 200 rules",
     "where the engine's time goes",
     "  finance    extractors ",
     "  generated  extractors ",
@@ -65,11 +65,11 @@ def test_outcome_equality_held_and_figures_written(
 ) -> None:
     stdout, figures = quick_run
     # 8 samples x (8 finance rules + 200 generated rules)
-    assert "(1664 comparisons): OK" in stdout
-    assert figures["outcome_comparisons"] == 1664
+    assert "(1672 comparisons): OK" in stdout
+    assert figures["outcome_comparisons"] == 1672
     sizes = figures["sizes"]
     assert isinstance(sizes, dict)
-    assert sizes["finance"]["rules"] == 8
+    assert sizes["finance"]["rules"] == 9
     assert sizes["generated"]["rules"] == 200
     for size in sizes.values():
         assert size["engine_evaluate_us"] > 0 and size["baseline_us"] > 0
@@ -93,7 +93,7 @@ def test_the_equality_assertion_fires_on_a_wrong_baseline(
 
     registry = bc.load_registry()
     engine = Engine(bc._compile(bc.FINANCE, registry), registry)
-    assert bc.assert_same_outcomes("finance", engine, nb.FINANCE_RULES, bc.SAMPLES) == 64
+    assert bc.assert_same_outcomes("finance", engine, nb.FINANCE_RULES, bc.SAMPLES) == 72
     wrong = dict(nb.FINANCE_RULES, **{"date-format": lambda output, context: "pass"})
     with pytest.raises(AssertionError, match="date-format: engine fail, baseline pass"):
         bc.assert_same_outcomes("finance", engine, wrong, bc.SAMPLES)

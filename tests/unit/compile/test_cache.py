@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.fixture
 def tree(tmp_path: Path) -> Path:
     """A copy of the finance pack with its rulesets, so tests can edit files."""
-    for rel in ("domains/finance", "rulesets/zh-customer-service", "rulesets/uncertainty"):
+    rulesets = ("zh-customer-service", "uncertainty", "memory-grounding")
+    for rel in ("domains/finance", *(f"rulesets/{r}" for r in rulesets)):
         shutil.copytree(ROOT / rel, tmp_path / rel)
     return tmp_path
 

@@ -1,4 +1,4 @@
-"""The ``zh`` plugin registers its thirteen extractors through Charter's plugin host (its PII
+"""The ``zh`` plugin registers its fourteen extractors and one predicate through Charter's plugin host (its PII
 recognizers are tested in ``test_zh_pii``)."""
 
 from __future__ import annotations
@@ -21,16 +21,18 @@ NAMES = {
     "bank_card": ("text", False),
     "address": ("text", False),
     "time": ("date", False),
+    "user_claim": ("text", False),
 }
 
 
-def test_registers_exactly_the_thirteen_extractors() -> None:
+def test_registers_exactly_the_fourteen_extractors_and_the_predicate() -> None:
     pm, diags = make_plugin_manager(load_entry_points=False)
     assert diags == []
     pm.register(charter_zh.plugin, name="zh")
     registry, more = build_registry(pm)
     assert more == []
     assert set(registry.extractors) == set(NAMES)
+    assert set(registry.predicates) == {"backed_by_memory"}
 
 
 def test_extractors_satisfy_the_protocol() -> None:

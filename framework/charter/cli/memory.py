@@ -1,0 +1,354 @@
+"""``charter memory list|show|forget|export|audit``: look at one user's long-term facts, export
+them with their audit trail, or forget the user.
+
+The database is ``--db URL``, else ``$CHARTER_MEMORY_URL``, else ``sqlite:///charter-memory.db``
+in the working directory. A SQLite file that does not exist is an error, not a new empty
+database: a mistyped path should not look like a user without memories.
+
+Every command acts through the fact store's access control, as actor ``cli``: ``list``,
+``export``, ``forget`` and ``audit`` as role ``admin`` (the privileged operations), ``show`` as
+the role, use and consent given (default: an ``agent`` for use ``default``), so it shows what
+that accessor would be given, under the memory policy of ``--domain PACK`` (default: the
+built-in policy). Each command leaves its own audit row.
+
+Exit status: 0 ok (also when there is nothing to list), 1 when the database cannot be opened,
+the fact is not readable, the pack does not compile or the forget is not confirmed.
+
+The fact store (SQLAlchemy, SQLModel) is imported when a memory command runs, not when the
+``charter`` command starts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from charter.cli.common import EXIT_OK, EXIT_USER
+
+if TYPE_CHECKING:
+    from charter.memory.facts import FactStore
+    from charter.memory.policy import MemoryPolicy
+    from charter.memory.records import Accessor, Fact
+
+ENV_URL = "CHARTER_MEMORY_URL"
+DEFAULT_URL = "sqlite:///charter-memory.db"
+ACTOR = "cli"
+ADMIN = "admin"
+
+app = typer.Typer(
+    help="Long-term memory of a user: list, show, export, audit, forget.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        metavar="URL",
+        help=f"Database URL (default: ${ENV_URL}, else {DEFAULT_URL} here).",
+    ),
+]
+UserOption = Annotated[str, typer.Option("--user", metavar="USER", help="Whose memories.")]
+
+
+@app.command("list")
+def list_(
+    user: UserOption,
+    all_rows: Annotated[
+        bool, typer.Option("--all", help="Every row: superseded, expired, archived... too.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """List a user's active facts (with --all, their whole history), values as stored."""
+    raise typer.Exit(run_list(user, all_rows, db))
+
+
+@app.command("show")
+def show(
+    user: UserOption,
+    key: Annotated[str, typer.Argument(metavar="KEY", help="The fact's key, e.g. phone.")],
+    role: Annotated[str, typer.Option(help="Read as this role.")] = "agent",
+    use: Annotated[str, typer.Option(help="Read for this use (a domain of the policy).")] = (
+        "default"
+    ),
+    consent: Annotated[
+        str | None, typer.Option(metavar="VERSION", help="The consent the user gave.")
+    ] = None,
+    domain: Annotated[
+        str | None,
+        typer.Option(metavar="PACK", help="Use this pack's memory policy for the checks."),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Show one live fact as the given role, use and consent would read it."""
+    raise typer.Exit(run_show(user, key, role, use, consent, domain, db))
+
+
+@app.command("forget")
+def forget(
+    user: UserOption,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Delete every fact and audit row of a user (one anonymised audit row remains)."""
+    raise typer.Exit(run_forget(user, yes, db))
+
+
+@app.command("export")
+def export(
+    user: UserOption,
+    out: Annotated[
+        Path | None, typer.Option("--out", metavar="FILE", help="Write here, not to stdout.")
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Export a user's facts in every status and their audit trail as JSON."""
+    raise typer.Exit(run_export(user, out, db))
+
+
+@app.command("audit")
+def audit(user: UserOption, db: DbOption = None) -> None:
+    """Print a user's audit trail: who did what to which memory, when, allowed or denied."""
+    raise typer.Exit(run_audit(user, db))
+
+
+def database_url(db: str | None) -> str:
+    return db or os.environ.get(ENV_URL) or DEFAULT_URL
+
+
+def _fail(prog: str, message: str) -> None:
+    typer.echo(f"{prog}: {message}", err=True)
+
+
+def open_store(prog: str, db: str | None, policy: MemoryPolicy | None = None) -> FactStore | None:
+    """The store, or None after saying why it cannot be opened."""
+    import sqlalchemy as sa
+
+    from charter.goals.migrations import SchemaError
+    from charter.memory.facts import FactStore
+
+    url = database_url(db)
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        _fail(prog, f"not a database URL: {url!r}")
+        return None
+    shown = parsed.render_as_string(hide_password=True)
+    path = parsed.database or ""
+    on_disk = parsed.get_backend_name() == "sqlite" and path not in ("", ":memory:")
+    if on_disk and not Path(path).is_file():
+        _fail(prog, f"no database at {path} (give --db URL or set {ENV_URL})")
+        return None
+    try:
+        return FactStore(url, policy)
+    except ImportError as exc:
+        _fail(prog, f"cannot open {shown}: {exc} (pip install 'charter[postgres]')")
+    except (sa.exc.SQLAlchemyError, SchemaError) as exc:
+        _fail(prog, f"cannot open {shown}: {str(exc).splitlines()[0]}")
+    return None
+
+
+def load_policy(prog: str, domain: str | None) -> tuple[MemoryPolicy | None, bool]:
+    """The memory policy of pack ``domain`` (the default policy without one); ``ok`` False
+    after printing why the pack cannot be used."""
+    from charter.memory.policy import MemoryPolicy
+
+    if domain is None:
+        return MemoryPolicy(), True
+    from charter.cli.common import (
+        DiagFormat,
+        compile_all,
+        emit_diagnostics,
+        resolve_domain,
+        runtime_registry,
+    )
+
+    reg, diags = runtime_registry()
+    root = None if reg is None else resolve_domain(domain, reg.packs)
+    if reg is None or root is None:
+        if reg is not None:
+            _fail(prog, f"unknown domain {domain!r} (a pack directory or a name under domains/)")
+        emit_diagnostics(diags, DiagFormat.text)
+        return None, False
+    packs, more = compile_all([root], reg)
+    if not packs:
+        emit_diagnostics(diags + more, DiagFormat.text)
+        return None, False
+    if packs[0].memory is None:
+        _fail(prog, f"pack {packs[0].name} has no memory.yaml: using the default memory policy")
+        return MemoryPolicy(), True
+    return packs[0].memory, True
+
+
+def _accessor(
+    user: str, role: str = ADMIN, use: str = "default", consent: str | None = None
+) -> Accessor:
+    from charter.memory.records import Accessor
+
+    return Accessor(user_id=user, actor=ACTOR, role=role, use=use, consent=consent)
+
+
+def _iso(at: datetime | None) -> str:
+    from charter.memory.tables import iso
+
+    return iso(at) or "-"
+
+
+def _value(fact: Fact) -> str:
+    return "<encrypted>" if fact.encrypted else fact.value.replace("\n", "\\n")
+
+
+def fact_line(fact: Fact) -> str:
+    until = _iso(fact.valid_until) if fact.valid_until is not None else "forever"
+    return (
+        f"  {fact.id}  {fact.status:<12} {fact.key} = {_value(fact)}  ({fact.memory_type}, "
+        f"{fact.domain}, {fact.level}, {fact.source} {fact.confidence:.2f}, until {until})"
+    )
+
+
+def run_list(user: str, all_rows: bool, db: str | None) -> int:
+    prog = "charter memory list"
+    store = open_store(prog, db)
+    if store is None:
+        return EXIT_USER
+    with store:
+        try:
+            facts = store.list_facts(_accessor(user), history=all_rows)
+        except (PermissionError, ValueError) as exc:
+            _fail(prog, str(exc))
+            return EXIT_USER
+    what = "facts" if all_rows else "active facts"
+    if not facts:
+        typer.echo(f"no {what} for user {user}")
+        return EXIT_OK
+    lines = [f"user {user}: {len(facts)} {what}"] + [fact_line(f) for f in facts]
+    typer.echo("\n".join(lines))
+    return EXIT_OK
+
+
+def render_fact(fact: Fact) -> str:
+    value = f"[encrypted] {fact.value}" if fact.encrypted else fact.value
+    until = _iso(fact.valid_until) if fact.valid_until is not None else "forever"
+    rows = [
+        ("value", value),
+        ("status", fact.status),
+        ("type", f"{fact.memory_type} ({fact.level})"),
+        ("domain", fact.domain),
+        ("source", f"{fact.source}, confidence {fact.confidence:.2f}"),
+        ("created", _iso(fact.created_at)),
+        ("valid until", until),
+        ("entity", fact.entity_ref or "-"),
+        ("intent", fact.intent_type or "-"),
+        ("consent", fact.consent_source or "-"),
+        ("value score", f"{fact.value_score:g}"),
+        ("supersedes", fact.supersedes or "-"),
+        ("contradicts", fact.contradicts or "-"),
+        ("used", f"{fact.access_count} time(s), last {_iso(fact.last_used_at)}"),
+    ]
+    head = f"fact {fact.id} of user {fact.user_id}: {fact.key}"
+    return "\n".join([head] + [f"  {name:<12} {text}" for name, text in rows])
+
+
+def run_show(
+    user: str,
+    key: str,
+    role: str,
+    use: str,
+    consent: str | None,
+    domain: str | None,
+    db: str | None,
+) -> int:
+    prog = "charter memory show"
+    policy, ok = load_policy(prog, domain)
+    if not ok:
+        return EXIT_USER
+    store = open_store(prog, db, policy)
+    if store is None:
+        return EXIT_USER
+    with store:
+        try:
+            fact = store.get(_accessor(user, role, use, consent), key)
+        except ValueError as exc:
+            _fail(prog, str(exc))
+            return EXIT_USER
+    if fact is None:
+        # refused and missing look alike: the audit trail says which
+        _fail(prog, f"no readable fact {key!r} for user {user} (role {role}, use {use})")
+        return EXIT_USER
+    typer.echo(render_fact(fact))
+    return EXIT_OK
+
+
+def run_forget(user: str, yes: bool, db: str | None) -> int:
+    prog = "charter memory forget"
+    if not yes:
+        if not sys.stdin.isatty():
+            _fail(prog, f"this deletes every memory of user {user}: add --yes to confirm")
+            return EXIT_USER
+        if not typer.confirm(f"Delete every memory of user {user}?", default=False):
+            _fail(prog, "nothing deleted")
+            return EXIT_USER
+    store = open_store(prog, db)
+    if store is None:
+        return EXIT_USER
+    with store:
+        try:
+            count = store.forget(_accessor(user))
+        except (PermissionError, ValueError) as exc:
+            _fail(prog, str(exc))
+            return EXIT_USER
+    typer.echo(f"forgot user {user}: {count} facts and their audit trail deleted")
+    return EXIT_OK
+
+
+def run_export(user: str, out: Path | None, db: str | None) -> int:
+    prog = "charter memory export"
+    store = open_store(prog, db)
+    if store is None:
+        return EXIT_USER
+    with store:
+        try:
+            data = store.export(_accessor(user))
+        except (PermissionError, ValueError) as exc:
+            _fail(prog, str(exc))
+            return EXIT_USER
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    if out is None:
+        sys.stdout.write(text)
+        return EXIT_OK
+    out.write_text(text, encoding="utf-8")
+    typer.echo(
+        f"exported {len(data['facts'])} facts and {len(data['audit'])} audit rows of user "
+        f"{user} to {out}"
+    )
+    return EXIT_OK
+
+
+def run_audit(user: str, db: str | None) -> int:
+    prog = "charter memory audit"
+    store = open_store(prog, db)
+    if store is None:
+        return EXIT_USER
+    with store:
+        try:
+            trail = store.audit_trail(_accessor(user))
+        except (PermissionError, ValueError) as exc:
+            _fail(prog, str(exc))
+            return EXIT_USER
+    if not trail:
+        typer.echo(f"no audit rows for user {user}")
+        return EXIT_OK
+    lines = [
+        f"{_iso(e.at)}  {e.action:<9}  {'ok' if e.allowed else 'DENIED':<6}  "
+        f"{e.actor}/{e.role}  {e.memory_id or '-'}  {e.reason}"
+        for e in trail
+    ]
+    typer.echo("\n".join(lines))
+    return EXIT_OK

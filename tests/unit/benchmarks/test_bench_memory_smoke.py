@@ -1,0 +1,101 @@
+"""Smoke test of ``benchmarks/bench_memory.py``: it runs, prints every figure and a verdict per
+target, writes its JSON, and its outcome check holds (and would fire). No timing is asserted."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
+EXPECTED_LINES = (
+    "Charter fact store benchmark: lookup by (user, key) among 5,000 facts (100 users x 50 "
+    "keys), 500 lookups x 1 round(s), SQLite ",
+    "  loaded in ",
+    "  per lookup, every round ",
+    "  FactStore.get ",
+    "  raw sqlite3, same statements ",
+    "  raw sqlite3, the SELECT alone ",
+    "  store p50 / same statements p50 ",
+    "  store p50 / SELECT alone p50 ",
+    "outcomes: the three sides found the same value for all 500 lookups: OK",
+    "write pipeline, finance memory policy, 200 facts from 100 users, SQLite:",
+    "  pipeline + FactStore.write ",
+    "  FactStore.write alone ",
+    "  pipeline share of the time ",
+)
+TARGETS = (
+    "store p99 <= 2 ms (",
+    "store within 3x of raw sqlite3, same statements (",
+    "full write pipeline ",
+)
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("bench-memory") / "figures.json"
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "bench_memory.py"), "--quick", "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_prints_every_expected_line_and_a_verdict_per_target(
+    quick_run: tuple[str, dict[str, Any]],
+) -> None:
+    stdout, _ = quick_run
+    lines = stdout.splitlines()
+    for prefix in EXPECTED_LINES:
+        assert any(line.startswith(prefix) for line in lines), f"missing: {prefix!r}\n{stdout}"
+    verdicts = lines[-len(TARGETS) :]
+    for prefix, line in zip(TARGETS, verdicts, strict=True):
+        assert line.startswith(prefix), line
+        assert line.endswith(": OK") or line.endswith(": MISSED"), line
+
+
+def test_figures_are_written(quick_run: tuple[str, dict[str, Any]]) -> None:
+    _, figures = quick_run
+    assert figures["settings"] == {"facts": 5000, "users": 100, "lookups": 500, "rounds": 1}
+    assert set(figures["lookup_ms"]) == {"store", "raw", "select"}
+    for side in figures["lookup_ms"].values():
+        assert set(side) == {"p50", "p99"}
+        assert 0 < side["p50"] <= side["p99"]
+    assert isinstance(figures["ratio"], float) and figures["ratio"] > 0
+    assert set(figures["pipeline"]) == {"facts", "pipeline_per_s", "store_per_s"}
+    assert figures["pipeline"]["facts"] == 200
+    assert [t["target"].split(" (")[0] for t in figures["targets"]][:2] == [
+        "store p99 <= 2 ms",
+        "store within 3x of raw sqlite3, same statements",
+    ]
+    assert figures["targets"][2]["target"].startswith("full write pipeline ")
+
+
+@pytest.fixture
+def bench_memory(monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    monkeypatch.syspath_prepend(str(BENCH))
+    return importlib.import_module("bench_memory")
+
+
+def test_the_outcome_check_fires_when_a_side_disagrees(
+    bench_memory: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = bench_memory.raw_side
+
+    def off_by_one(path: Path, pairs: list[tuple[int, int]]) -> tuple[list[int], list[str]]:
+        times, values = real(path, pairs)
+        return times, values[1:] + values[:1]
+
+    monkeypatch.setitem(bench_memory.SIDES, "raw", off_by_one)
+    small = bench_memory.Settings(facts=200, users=10, lookups=20, rounds=1)
+    with pytest.raises(AssertionError, match="the sides disagree: raw sqlite3, same statements"):
+        bench_memory.measure(small)

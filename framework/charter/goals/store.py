@@ -35,6 +35,7 @@ from charter.goals.tables import GOAL_CONTEXT as C
 from charter.goals.tables import GOAL_HISTORY as H
 from charter.goals.tables import GOAL_TREE as T
 from charter.goals.tables import Goal, HistoryEntry, as_utc, new_goal_id
+from charter.prepared_sql import Prepared
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,14 @@ _CAS = (
     .values(status=sa.bindparam("to"), updated_at=sa.bindparam("now"))
 )
 _CAS_ACTIVATE = _CAS.values(activated_at=sa.bindparam("now"))
-_RECORD = H.insert()  # built once: a statement computes its cache key once
+_RECORD = H.insert().values(
+    goal_id=sa.bindparam("goal_id"),
+    from_status=sa.bindparam("from_status"),
+    to_status=sa.bindparam("to_status"),
+    actor=sa.bindparam("actor"),
+    trigger=sa.bindparam("trigger"),
+    at=sa.bindparam("at"),
+)
 # creation order is the order of the goals' creation rows: exact even when a (fake or coarse)
 # clock stamps several goals alike, and whatever ids the caller chose
 _IN_CREATION_ORDER = (
@@ -134,6 +142,15 @@ class GoalStore:
         self._engine = make_engine(url)
         self._on_transition = on_transition
         self._clock = clock
+        # a transition's three statements, run on the driver's cursor (charter.prepared_sql)
+        dialect = self._engine.dialect
+        self._sel_move = Prepared(_SEL_MOVE, dialect)
+        self._cas = Prepared(_CAS, dialect)
+        self._cas_activate = Prepared(_CAS_ACTIVATE, dialect)
+        self._rec = Prepared(_RECORD, dialect)
+        # statements run on the driver's cursor raise the driver's errors, not SQLAlchemy's
+        driver_error: type[Exception] = dialect.dbapi.Error if dialect.dbapi else SQLAlchemyError
+        self._db_errors: tuple[type[Exception], ...] = (SQLAlchemyError, driver_error)
         try:
             migrate(self._engine)
         except BaseException:
@@ -271,10 +288,11 @@ class GoalStore:
         frm: Status | None = None
         try:
             with transaction(self._engine, write=True) as conn:
-                goal = conn.execute(_SEL_MOVE, {"gid": goal_id}).first()
-                if goal is None:
+                found = self._sel_move.rows(conn, {"gid": goal_id})
+                if not found:
                     return self._refuse(goal_id, None, to_status, "no such goal")
-                frm = cast(Status, goal.status)
+                goal = found[0]
+                frm = cast(Status, goal["status"])
                 if expect is not None and frm != expect:
                     return self._refuse(goal_id, frm, to_status, f"expected {expect}, found {frm}")
                 if not allowed(frm, to_status):
@@ -282,26 +300,28 @@ class GoalStore:
                         goal_id, frm, to_status, f"invalid transition {frm} -> {to_status}"
                     )
                 now = as_utc(self._clock())
-                cas = _CAS_ACTIVATE if to_status == "active" else _CAS
+                cas = self._cas_activate if to_status == "active" else self._cas
                 params = {"gid": goal_id, "frm": frm, "to": to_status, "now": now}
-                if conn.execute(cas, params).rowcount != 1:
+                if cas.run(conn, params) != 1:
                     conn.rollback()
                     return self._refuse(goal_id, frm, to_status, f"lost race: no longer {frm}")
                 self._record(conn, goal_id, frm, to_status, actor, trigger, now)
                 if result is not None:
-                    self._hand_up(conn, goal_id, goal.parent_id, result)
-        except SQLAlchemyError as exc:
+                    self._hand_up(conn, goal_id, goal["parent_id"], result)
+        except self._db_errors as exc:
             log.exception("goal %s: %s -> %s failed", goal_id, frm, to_status)
             reason = f"database error: {str(exc).splitlines()[0]}"
             return TransitionResult(False, goal_id, frm, to_status, reason)
-        user, session = goal.user_id, goal.session_id
+        user, session = goal["user_id"], goal["session_id"]
         self._emit(
-            GoalTransition(goal_id, goal.intent, frm, to_status, actor, trigger, user, session, now)
+            GoalTransition(
+                goal_id, goal["intent"], frm, to_status, actor, trigger, user, session, now
+            )
         )
         return TransitionResult(True, goal_id, frm, to_status, trigger)
 
-    @staticmethod
     def _record(
+        self,
         conn: Connection,
         goal_id: str,
         frm: str | None,
@@ -310,8 +330,8 @@ class GoalStore:
         trigger: str,
         at: datetime,
     ) -> None:
-        conn.execute(
-            _RECORD,
+        self._rec.run(
+            conn,
             {
                 "goal_id": goal_id,
                 "from_status": frm,

@@ -50,10 +50,10 @@ from charter.memory.facts_access import (
     write_refusal,
 )
 from charter.memory.facts_migrations import COMPONENT, MEMORY_MIGRATIONS
-from charter.memory.facts_prepared import Prepared
 from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, Fact, PreparedFact
 from charter.memory.tables import AuditEntry, fact_from_row
+from charter.prepared_sql import Prepared
 
 log = logging.getLogger(__name__)
 

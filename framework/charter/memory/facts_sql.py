@@ -15,10 +15,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 
-from charter.memory.facts_prepared import Prepared
 from charter.memory.tables import IS_ACTIVE
 from charter.memory.tables import MEMORY_AUDIT as A
 from charter.memory.tables import MEMORY_FACT as F
+from charter.prepared_sql import Prepared
 
 UID: sa.BindParameter[str] = sa.bindparam("uid")
 NOW: sa.BindParameter[datetime] = sa.bindparam("now")

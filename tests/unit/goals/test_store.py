@@ -15,12 +15,12 @@ import pytest
 import sqlalchemy as sa
 
 from charter.events import GoalTransition
-from charter.goals import store as store_module
 from charter.goals.states import STATUSES, Status
 from charter.goals.store import GoalNotFound, GoalStore, TransitionResult
 from charter.goals.tables import GOAL_TREE, Goal
 from charter.hookspecs import hookimpl
 from charter.plugins import PluginHost, make_plugin_manager
+from charter.prepared_sql import Prepared
 from charter.settings import PluginSettings
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
@@ -246,7 +246,7 @@ def test_a_lost_compare_and_set_changes_nothing(
         t.c.user_id,
         t.c.session_id,
     ).where(t.c.id == sa.bindparam("gid"))
-    monkeypatch.setattr(store_module, "_SEL_MOVE", stale)
+    monkeypatch.setattr(store, "_sel_move", Prepared(stale, store.engine.dialect))
     before = rows(store, "g")
     result = store.transition("g", "active", actor="agent", trigger="t")
     assert result == TransitionResult(

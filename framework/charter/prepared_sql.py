@@ -1,9 +1,10 @@
-"""The statements every fact read runs, compiled once per dialect and executed on the DBAPI
-cursor of the store's SQLAlchemy connection (inside its transaction).
+"""Hot statements compiled once per dialect and executed on the DBAPI cursor of a SQLAlchemy
+connection (inside its transaction): the fact store's reads and the goal store's transitions.
 
-Why: a read is a lookup, a use bump and an audit row, and through SQLAlchemy's execution layer
-each statement cost about 21 µs of overhead against 9 µs of work in SQLite (measured on the 1 M
-fact benchmark file): a read took 4.3 times what the same statements take through ``sqlite3``.
+Why: a fact read is a lookup, a use bump and an audit row, a goal transition a read, a
+compare-and-set and a history row; through SQLAlchemy's execution layer each statement cost
+about 21 µs of overhead against 9 µs of work in SQLite (measured on the 1 M fact benchmark file):
+a read took 4.3 times what the same statements take through ``sqlite3``.
 Here SQLAlchemy still writes the SQL (from the same Core statements, so there is one source of
 truth for both dialects) and still converts every value, with the column types' own bind and
 result processors; only the per-call machinery (execution context, result object, compiled

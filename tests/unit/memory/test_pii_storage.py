@@ -1,0 +1,113 @@
+"""Acceptance 2 of the memory issue, for the stores that exist: ≥ 200 generated Chinese PII
+strings written through the write pipeline into the fact store — then no raw value anywhere in
+the database, read byte-wise (SQLite: the database file and its WAL; PostgreSQL: every column of
+every row of the memory tables, as text), and the encrypted values unreadable without the key.
+(The narrative channel's LanceDB directory joins this test when that channel exists.)"""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from charter.compile.api import compile_path
+from charter.memory.crypto import DecryptionError, ValueCipher
+from charter.memory.facts import FactStore
+from charter.memory.pipeline import Candidate, WritePipeline
+from charter.memory.policy import MemoryPolicy
+from charter.memory.records import Accessor, PreparedFact
+from charter.registry import Registry
+from tests.unit.memory.pii_corpus import CORPUS
+
+ROOT = Path(__file__).resolve().parents[3]
+KEY = base64.b64encode(bytes(range(32))).decode()
+WRONG = base64.b64encode(bytes(range(1, 33))).decode()
+
+
+@pytest.fixture(scope="module")
+def policy(registry: Registry) -> MemoryPolicy:
+    pack, diags = compile_path(ROOT / "domains" / "finance", registry, cache_dir=None)
+    assert pack is not None and pack.memory is not None, diags
+    return pack.memory
+
+
+def raw_values() -> list[str]:
+    values = {v for sample in CORPUS for v in sample.raw}
+    return sorted(values, key=len, reverse=True)
+
+
+def test_the_corpus() -> None:
+    assert len(CORPUS) >= 200
+    assert len(raw_values()) >= 250
+
+
+def _write_all(url: str, policy: MemoryPolicy, registry: Registry) -> list[PreparedFact]:
+    pipeline = WritePipeline(policy, registry, key=KEY)
+    written = []
+    with FactStore(url, policy) as store:
+        for n, sample in enumerate(CORPUS):
+            accessor = Accessor(f"user-{n % 37:03d}", "agent", use="billing")
+            fact = pipeline.prepare(
+                accessor, Candidate(f"profile_{n}", sample.sentence, domain="billing")
+            )
+            if isinstance(fact, PreparedFact):
+                store.write(accessor, fact)
+                written.append(fact)
+    return written
+
+
+def _dump(url: str) -> str:
+    """Every value of every row of the memory tables, as text."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            md = sa.MetaData()
+            md.reflect(conn)
+            parts = []
+            for name, table in md.tables.items():
+                if name.startswith("memory_"):
+                    for row in conn.execute(sa.select(table)):
+                        parts.extend(str(v) for v in row)
+            return "\n".join(parts)
+    finally:
+        engine.dispose()
+
+
+def test_no_raw_value_reaches_the_sqlite_file(
+    memory_sqlite_url: str, policy: MemoryPolicy, registry: Registry
+) -> None:
+    written = _write_all(memory_sqlite_url, policy, registry)
+    assert len(written) >= 150  # the rest were dropped by policy, never stored
+    path = Path(memory_sqlite_url.removeprefix("sqlite:///"))
+    blob = b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+    assert len(blob) > 0
+    leaked = [v for v in raw_values() if v.encode("utf-8") in blob]
+    assert leaked == []
+    text = _dump(memory_sqlite_url)
+    assert [v for v in raw_values() if v in text] == []
+
+
+def test_no_raw_value_reaches_postgresql(
+    memory_pg_url: str, policy: MemoryPolicy, registry: Registry
+) -> None:
+    _write_all(memory_pg_url, policy, registry)
+    text = _dump(memory_pg_url)
+    assert len(text) > 0
+    assert [v for v in raw_values() if v in text] == []
+
+
+def test_encrypted_values_are_unreadable_without_the_key(
+    memory_sqlite_url: str, policy: MemoryPolicy, registry: Registry
+) -> None:
+    written = _write_all(memory_sqlite_url, policy, registry)
+    encrypted = [f for f in written if f.encrypted]
+    assert len(encrypted) >= 150  # IDs L3, phones and addresses L2: finance encrypts them all
+    right, wrong = ValueCipher(base64.b64decode(KEY)), ValueCipher(base64.b64decode(WRONG))
+    raw = raw_values()
+    for fact in encrypted:
+        plain = right.decrypt(fact.value, user_id=fact.user_id, fact_key=fact.key)
+        assert not any(v in plain for v in raw)  # even decrypted, it was redacted first
+        with pytest.raises(DecryptionError):
+            wrong.decrypt(fact.value, user_id=fact.user_id, fact_key=fact.key)

@@ -18,27 +18,22 @@ Runs on a SQLite file in WAL mode (16 threads; 4 processes x 4 threads) and on P
 from __future__ import annotations
 
 import multiprocessing
-import os
 import threading
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from charter.events import GoalTransition
 from charter.goals.states import Status, allowed
 from charter.goals.store import GoalStore
+from tests.postgres import fresh_schema
 
 GOALS = 200
 WORKERS = 16
 PROCESSES = 4
-PG_URL = os.environ.get(
-    "CHARTER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 
 Success = tuple[str, str | None, str, str]  # goal, from, to, trigger
 
@@ -184,27 +179,8 @@ def sqlite_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
-    admin = sa.create_engine(PG_URL, connect_args={"connect_timeout": 3})
-    schema = f"charter_race_{uuid.uuid4().hex[:12]}"
-    try:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    except sa.exc.SQLAlchemyError as exc:
-        admin.dispose()
-        pytest.skip(
-            f"PostgreSQL not reachable at {PG_URL}: {str(exc).splitlines()[0]} "
-            "(set CHARTER_TEST_POSTGRES_URL to use another server)"
-        )
-    try:
-        yield (
-            sa.make_url(PG_URL)
-            .update_query_dict({"options": f"-csearch_path={schema}"})
-            .render_as_string(hide_password=False)
-        )
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with fresh_schema("charter_race") as url:
+        yield url
 
 
 def test_sqlite_threads_race_and_each_transition_happens_once(sqlite_url: str) -> None:

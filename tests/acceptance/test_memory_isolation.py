@@ -17,9 +17,7 @@ server is reachable).
 
 from __future__ import annotations
 
-import os
 import random
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,13 +26,11 @@ import sqlalchemy as sa
 
 from charter.memory.facts import FactStore
 from charter.memory.records import Accessor, Fact, PreparedFact
+from tests.postgres import fresh_schema
 
 USERS = 1000
 PAIRS = 300
 SEED = 20240501
-PG_URL = os.environ.get(
-    "CHARTER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 
 
 def memories(n: int) -> list[PreparedFact]:
@@ -134,27 +130,8 @@ def test_no_user_ever_gets_another_users_facts_on_sqlite(tmp_path: Path) -> None
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
-    admin = sa.create_engine(PG_URL, connect_args={"connect_timeout": 3})
-    schema = f"charter_isolation_{uuid.uuid4().hex[:12]}"
-    try:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    except sa.exc.SQLAlchemyError as exc:
-        admin.dispose()
-        pytest.skip(
-            f"PostgreSQL not reachable at {PG_URL}: {str(exc).splitlines()[0]} "
-            "(set CHARTER_TEST_POSTGRES_URL to use another server)"
-        )
-    try:
-        yield (
-            sa.make_url(PG_URL)
-            .update_query_dict({"options": f"-csearch_path={schema}"})
-            .render_as_string(hide_password=False)
-        )
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with fresh_schema("charter_isolation") as url:
+        yield url
 
 
 def test_no_user_ever_gets_another_users_facts_on_postgresql(pg_url: str) -> None:

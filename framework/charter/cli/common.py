@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
+from typing import TypeVar
 
 from charter._version import __version__
 from charter.compile.api import compile_path
@@ -181,3 +182,39 @@ def emit_diagnostics(diags: Sequence[Diagnostic], fmt: DiagFormat, max_errors: i
         if len(shown) < len(ordered):
             out += f"... and {len(ordered) - len(shown)} more (raise --max-errors to see them)\n"
         sys.stdout.write(out)
+
+
+StoreT = TypeVar("StoreT")
+
+
+def open_database(
+    prog: str, url: str, env_var: str, make: Callable[[str], StoreT]
+) -> StoreT | None:
+    """``make(url)``, or None after saying on stderr why the database cannot be opened: a URL
+    that is none, a SQLite file that does not exist (never created by a command that reads),
+    a missing driver, a connection or schema problem. Passwords are never printed."""
+    import sqlalchemy as sa
+
+    from charter.goals.migrations import SchemaError
+
+    def fail(message: str) -> None:
+        sys.stderr.write(f"{prog}: {message}\n")
+
+    try:
+        parsed = sa.make_url(url)
+    except sa.exc.ArgumentError:
+        fail(f"not a database URL: {url!r}")
+        return None
+    shown = parsed.render_as_string(hide_password=True)
+    path = parsed.database or ""
+    on_disk = parsed.get_backend_name() == "sqlite" and path not in ("", ":memory:")
+    if on_disk and not Path(path).is_file():
+        fail(f"no database at {path} (give --db URL or set {env_var})")
+        return None
+    try:
+        return make(url)
+    except ImportError as exc:
+        fail(f"cannot open {shown}: {exc} (pip install 'charter[postgres]')")
+    except (sa.exc.SQLAlchemyError, SchemaError) as exc:
+        fail(f"cannot open {shown}: {str(exc).splitlines()[0]}")
+    return None

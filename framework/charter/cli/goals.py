@@ -17,7 +17,6 @@ import os
 import sys
 from collections import defaultdict
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -25,7 +24,7 @@ from rich.console import Console
 from rich.text import Text
 from rich.tree import Tree
 
-from charter.cli.common import EXIT_OK, EXIT_USAGE, EXIT_USER
+from charter.cli.common import EXIT_OK, EXIT_USAGE, EXIT_USER, open_database
 
 if TYPE_CHECKING:
     from charter.goals.store import GoalStore
@@ -100,30 +99,9 @@ def _fail(prog: str, message: str) -> None:
 
 def open_store(prog: str, db: str | None) -> GoalStore | None:
     """The store, or None after saying why it cannot be opened."""
-    import sqlalchemy as sa
-
-    from charter.goals.migrations import SchemaError
     from charter.goals.store import GoalStore
 
-    url = database_url(db)
-    try:
-        parsed = sa.make_url(url)
-    except sa.exc.ArgumentError:
-        _fail(prog, f"not a database URL: {url!r}")
-        return None
-    shown = parsed.render_as_string(hide_password=True)
-    path = parsed.database or ""
-    on_disk = parsed.get_backend_name() == "sqlite" and path not in ("", ":memory:")
-    if on_disk and not Path(path).is_file():
-        _fail(prog, f"no database at {path} (give --db URL or set {ENV_URL})")
-        return None
-    try:
-        return GoalStore(url)
-    except ImportError as exc:
-        _fail(prog, f"cannot open {shown}: {exc} (pip install 'charter[postgres]')")
-    except (sa.exc.SQLAlchemyError, SchemaError) as exc:
-        _fail(prog, f"cannot open {shown}: {str(exc).splitlines()[0]}")
-    return None
+    return open_database(prog, database_url(db), ENV_URL, GoalStore)
 
 
 def _console() -> Console:

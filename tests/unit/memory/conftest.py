@@ -5,9 +5,6 @@ fake clock, counting ids, and a factory of prepared facts."""
 
 from __future__ import annotations
 
-import functools
-import os
-import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -15,53 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from charter.memory.records import PreparedFact
+from tests.postgres import fresh_schema
 
-PG_URL = os.environ.get(
-    "CHARTER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
-
-
-@functools.cache
-def postgres_problem() -> str | None:
-    """Why PostgreSQL cannot be used for tests, or None when it can."""
-    try:
-        engine = sa.create_engine(PG_URL, connect_args={"connect_timeout": 3})
-    except ImportError as exc:
-        return f"{exc} (pip install 'charter[postgres]')"
-    try:
-        with engine.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-    except sa.exc.SQLAlchemyError as exc:
-        return str(exc).splitlines()[0]
-    finally:
-        engine.dispose()
-    return None
 
 
 @pytest.fixture
 def memory_pg_url() -> Iterator[str]:
     """A URL whose connections use a new, empty schema, dropped after the test."""
-    problem = postgres_problem()
-    if problem is not None:
-        pytest.skip(
-            f"PostgreSQL not reachable at {PG_URL}: {problem} "
-            "(set CHARTER_TEST_POSTGRES_URL to use another server)"
-        )
-    schema = f"charter_test_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    url = sa.make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with fresh_schema("charter_mem") as url:
+        yield url
 
 
 @pytest.fixture

@@ -4,10 +4,7 @@ PostgreSQL when a server is reachable)."""
 
 from __future__ import annotations
 
-import functools
-import os
 import threading
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,46 +24,16 @@ from charter.memory.short_term import (
     estimate_tokens,
     truncate,
 )
+from tests.postgres import fresh_schema
 
-PG_URL = os.environ.get(
-    "CHARTER_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-)
 T0 = datetime(2026, 1, 7, 9, 0, tzinfo=UTC)
-
-
-@functools.cache
-def _postgres_problem() -> str | None:
-    try:
-        engine = sa.create_engine(PG_URL, connect_args={"connect_timeout": 3})
-    except ImportError as exc:
-        return str(exc)
-    try:
-        with engine.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-    except sa.exc.SQLAlchemyError as exc:
-        return str(exc).splitlines()[0]
-    finally:
-        engine.dispose()
-    return None
 
 
 @pytest.fixture
 def pg_url() -> Iterator[str]:
     """A URL whose connections use a new, empty schema, dropped after the test."""
-    problem = _postgres_problem()
-    if problem is not None:
-        pytest.skip(f"PostgreSQL not reachable at {PG_URL}: {problem}")
-    schema = f"charter_st_{uuid.uuid4().hex[:12]}"
-    admin = sa.create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
-    url = sa.make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"})
-    try:
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+    with fresh_schema("charter_st") as url:
+        yield url
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])

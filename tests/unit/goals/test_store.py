@@ -8,8 +8,7 @@ from __future__ import annotations
 import itertools
 import logging
 import re
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 import sqlalchemy as sa
@@ -22,8 +21,7 @@ from charter.hookspecs import hookimpl
 from charter.plugins import PluginHost, make_plugin_manager
 from charter.prepared_sql import Prepared
 from charter.settings import PluginSettings
-
-T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+from tests.unit.goals.conftest import T0, FakeClock, goal, status
 
 # pinned here on purpose: a change to states.TRANSITIONS must show up as a failing test
 ALLOWED = {
@@ -40,43 +38,6 @@ PATH_TO: dict[str, list[Status]] = {
     "completed": ["active", "completed"],
     "aborted": ["aborted"],
 }
-
-
-class FakeClock:
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-def goal(store: GoalStore, goal_id: str) -> Goal:
-    found = store.get(goal_id)
-    assert found is not None, goal_id
-    return found
-
-
-def status(store: GoalStore, goal_id: str) -> str:
-    return goal(store, goal_id).status
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def events() -> list[GoalTransition]:
-    return []
-
-
-@pytest.fixture
-def store(goal_db_url: str, clock: FakeClock, events: list[GoalTransition]) -> Iterator[GoalStore]:
-    with GoalStore(goal_db_url, clock=clock, on_transition=events.append) as s:
-        yield s
 
 
 def rows(store: GoalStore, goal_id: str) -> list[tuple[str | None, str, str, str, datetime]]:

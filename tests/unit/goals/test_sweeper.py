@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -17,50 +16,13 @@ from charter.goals.states import Actor, Status
 from charter.goals.store import GoalStore, TransitionResult
 from charter.goals.sweeper import Sweeper, sweep, timeout_trigger
 from charter.goals.tables import Goal
+from tests.unit.goals.conftest import T0, FakeClock, status
 
-T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 GUARD_S = 30.0  # only against a hang; the test never depends on how long anything takes
-
-
-class FakeClock:
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
 
 
 def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
-
-
-def goal(store: GoalStore, goal_id: str) -> Goal:
-    found = store.get(goal_id)
-    assert found is not None, goal_id
-    return found
-
-
-def status(store: GoalStore, goal_id: str) -> str:
-    return goal(store, goal_id).status
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def events() -> list[GoalTransition]:
-    return []
-
-
-@pytest.fixture
-def store(goal_db_url: str, clock: FakeClock, events: list[GoalTransition]) -> Iterator[GoalStore]:
-    with GoalStore(goal_db_url, clock=clock, on_transition=events.append) as s:
-        yield s
 
 
 def activate(store: GoalStore, goal_id: str, timeout_s: int | None = 900) -> None:

@@ -81,6 +81,7 @@ CODES: Mapping[str, str] = {
     # memory.yaml
     "CH310": "a PII rule names a kind no installed recognizer finds",
     "CH311": "memory lifecycle tiers out of order",
+    "CH312": "the narrative channel names an embedder no plugin registers",
     # plugins and internal
     "CH200": "a plugin failed to import",
     "CH201": "a plugin implements a hook that does not exist or with wrong parameters",

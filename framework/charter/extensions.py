@@ -103,9 +103,17 @@ class LLMBackend(Protocol):
 
 @runtime_checkable
 class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors of ``dim`` floats for the narrative channel.
+
+    Retrieval models such as E5 embed a question differently from the passage that answers
+    it: ``query=True`` marks the texts as questions (the recall side), the default as passages
+    (the summaries stored). ``name`` is stored with every vector, so a store never compares
+    vectors of two different models."""
+
+    name: str
     dim: int
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
         """One vector of ``dim`` floats per text, L2-normalised."""
         ...
 

@@ -40,7 +40,7 @@ from charter.registry import Registry
 from charter.settings import PluginSettings, load_settings
 
 ENTRY_POINT_GROUP = "charter"
-BUILTIN_PLUGINS = ("charter.builtin",)
+BUILTIN_PLUGINS = ("charter.builtin", "charter.memory.embedders")
 _PREFIX = "charter_"
 
 

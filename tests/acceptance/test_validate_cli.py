@@ -79,6 +79,7 @@ EXPECTED_CODES = {
     "CH305": "goals/goals.yaml",
     "CH310": "memory/memory.yaml",
     "CH311": "memory/memory.yaml",
+    "CH312": "memory/memory.yaml",
 }
 
 

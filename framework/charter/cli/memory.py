@@ -33,11 +33,14 @@ from charter.cli.common import EXIT_OK, EXIT_USER, open_database
 
 if TYPE_CHECKING:
     from charter.memory.facts import FactStore
+    from charter.memory.ladder import LayeredMemory
     from charter.memory.policy import MemoryPolicy
     from charter.memory.records import Accessor, Fact
 
 ENV_URL = "CHARTER_MEMORY_URL"
 DEFAULT_URL = "sqlite:///charter-memory.db"
+ENV_NARRATIVE = "CHARTER_NARRATIVE_PATH"
+DEFAULT_NARRATIVE = "charter-narrative"
 ACTOR = "cli"
 ADMIN = "admin"
 
@@ -56,6 +59,15 @@ DbOption = Annotated[
     ),
 ]
 UserOption = Annotated[str, typer.Option("--user", metavar="USER", help="Whose memories.")]
+NarrativeOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--narrative",
+        metavar="DIR",
+        help=f"The narrative channel's LanceDB directory (default: ${ENV_NARRATIVE}, else "
+        f"./{DEFAULT_NARRATIVE} when it exists).",
+    ),
+]
 
 
 @app.command("list")
@@ -96,9 +108,10 @@ def forget(
     user: UserOption,
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
     db: DbOption = None,
+    narrative: NarrativeOption = None,
 ) -> None:
-    """Delete every fact and audit row of a user (one anonymised audit row remains)."""
-    raise typer.Exit(run_forget(user, yes, db))
+    """Delete every fact, summary and audit row of a user (one anonymised audit row remains)."""
+    raise typer.Exit(run_forget(user, yes, db, narrative))
 
 
 @app.command("export")
@@ -108,9 +121,10 @@ def export(
         Path | None, typer.Option("--out", metavar="FILE", help="Write here, not to stdout.")
     ] = None,
     db: DbOption = None,
+    narrative: NarrativeOption = None,
 ) -> None:
-    """Export a user's facts in every status and their audit trail as JSON."""
-    raise typer.Exit(run_export(user, out, db))
+    """Export a user's facts and summaries in every status and their audit trail as JSON."""
+    raise typer.Exit(run_export(user, out, db, narrative))
 
 
 @app.command("audit")
@@ -164,6 +178,31 @@ def load_policy(prog: str, domain: str | None) -> tuple[MemoryPolicy | None, boo
         _fail(prog, f"pack {packs[0].name} has no memory.yaml: using the default memory policy")
         return MemoryPolicy(), True
     return packs[0].memory, True
+
+
+def narrative_dir(prog: str, given: Path | None) -> tuple[Path | None, bool]:
+    """The narrative directory to include (None: there is none); ``ok`` False after saying
+    why a directory named explicitly cannot be used."""
+    from charter.memory.narrative import TABLE
+
+    named = given or (Path(os.environ[ENV_NARRATIVE]) if os.environ.get(ENV_NARRATIVE) else None)
+    path = named or Path(DEFAULT_NARRATIVE)
+    if (path / f"{TABLE}.lance").is_dir():
+        return path, True
+    if named is not None:
+        _fail(prog, f"{path} holds no narrative memory (no {TABLE}.lance in it)")
+        return None, False
+    return None, True
+
+
+def _memory(store: FactStore, path: Path | None) -> LayeredMemory:
+    from charter.memory.ladder import LayeredMemory
+    from charter.memory.narrative import NarrativeStore
+
+    narrative = None
+    if path is not None:
+        narrative = NarrativeStore(path, None, store.policy, audit=store.record_audit)
+    return LayeredMemory(store, narrative)
 
 
 def _accessor(
@@ -265,8 +304,11 @@ def run_show(
     return EXIT_OK
 
 
-def run_forget(user: str, yes: bool, db: str | None) -> int:
+def run_forget(user: str, yes: bool, db: str | None, narrative: Path | None = None) -> int:
     prog = "charter memory forget"
+    lance, ok = narrative_dir(prog, narrative)
+    if not ok:
+        return EXIT_USER
     if not yes:
         if not sys.stdin.isatty():
             _fail(prog, f"this deletes every memory of user {user}: add --yes to confirm")
@@ -279,22 +321,30 @@ def run_forget(user: str, yes: bool, db: str | None) -> int:
         return EXIT_USER
     with store:
         try:
-            count = store.forget(_accessor(user))
+            counts = _memory(store, lance).forget(_accessor(user))
         except (PermissionError, ValueError) as exc:
             _fail(prog, str(exc))
             return EXIT_USER
-    typer.echo(f"forgot user {user}: {count} facts and their audit trail deleted")
+    also = f", {counts['summaries']} summaries" if lance is not None else ""
+    typer.echo(f"forgot user {user}: {counts['facts']} facts{also} and their audit trail deleted")
     return EXIT_OK
 
 
-def run_export(user: str, out: Path | None, db: str | None) -> int:
+def run_export(user: str, out: Path | None, db: str | None, narrative: Path | None = None) -> int:
     prog = "charter memory export"
+    lance, ok = narrative_dir(prog, narrative)
+    if not ok:
+        return EXIT_USER
     store = open_store(prog, db)
     if store is None:
         return EXIT_USER
     with store:
         try:
-            data = store.export(_accessor(user))
+            data = (
+                _memory(store, lance).export(_accessor(user))
+                if lance
+                else store.export(_accessor(user))
+            )
         except (PermissionError, ValueError) as exc:
             _fail(prog, str(exc))
             return EXIT_USER
@@ -303,8 +353,9 @@ def run_export(user: str, out: Path | None, db: str | None) -> int:
         sys.stdout.write(text)
         return EXIT_OK
     out.write_text(text, encoding="utf-8")
+    also = f", {len(data['summaries'])} summaries" if "summaries" in data else ""
     typer.echo(
-        f"exported {len(data['facts'])} facts and {len(data['audit'])} audit rows of user "
+        f"exported {len(data['facts'])} facts{also} and {len(data['audit'])} audit rows of user "
         f"{user} to {out}"
     )
     return EXIT_OK

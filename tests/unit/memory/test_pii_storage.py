@@ -1,8 +1,8 @@
-"""Acceptance 2 of the memory issue, for the stores that exist: ≥ 200 generated Chinese PII
-strings written through the write pipeline into the fact store — then no raw value anywhere in
-the database, read byte-wise (SQLite: the database file and its WAL; PostgreSQL: every column of
-every row of the memory tables, as text), and the encrypted values unreadable without the key.
-(The narrative channel's LanceDB directory joins this test when that channel exists.)"""
+"""Acceptance 2 of the memory issue: ≥ 200 generated Chinese PII strings written through the
+write pipeline into the fact store and, as summaries, into the narrative channel — then no raw
+value anywhere, read byte-wise (SQLite: the database file and its WAL; PostgreSQL: every column
+of every row of the memory tables, as text; LanceDB: every file of its directory, data,
+indexes, versions and transactions), and the encrypted values unreadable without the key."""
 
 from __future__ import annotations
 
@@ -14,10 +14,12 @@ import sqlalchemy as sa
 
 from charter.compile.api import compile_path
 from charter.memory.crypto import DecryptionError, ValueCipher
+from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
+from charter.memory.narrative import NarrativeStore
 from charter.memory.pipeline import Candidate, WritePipeline
 from charter.memory.policy import MemoryPolicy
-from charter.memory.records import Accessor, PreparedFact
+from charter.memory.records import Accessor, PreparedFact, PreparedSummary
 from charter.registry import Registry
 from tests.unit.memory.pii_corpus import CORPUS
 
@@ -111,3 +113,36 @@ def test_encrypted_values_are_unreadable_without_the_key(
         assert not any(v in plain for v in raw)  # even decrypted, it was redacted first
         with pytest.raises(DecryptionError):
             wrong.decrypt(fact.value, user_id=fact.user_id, fact_key=fact.key)
+
+
+def _lance_bytes(path: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file())
+
+
+def test_no_raw_value_reaches_the_lancedb_directory(
+    tmp_path: Path, policy: MemoryPolicy, registry: Registry
+) -> None:
+    pipeline = WritePipeline(policy, registry, key=KEY)
+    store = NarrativeStore(tmp_path / "lance", HashEmbedder(), policy)
+    for n, sample in enumerate(CORPUS):
+        accessor = Accessor(f"user-{n % 37:03d}", "agent", use="billing")
+        summary = pipeline.prepare_summary(accessor, sample.sentence, domain="billing")
+        assert isinstance(summary, PreparedSummary)
+        store.add(accessor, [summary])
+    store.optimize()  # compacted files and full indexes hold what the store holds
+    blob = _lance_bytes(tmp_path / "lance")
+    assert len(store.rows("status = 'active'")) == len(CORPUS)
+    assert [v for v in raw_values() if v.encode("utf-8") in blob] == []
+
+
+def test_the_lancedb_scan_finds_a_raw_value_when_one_is_stored(
+    tmp_path: Path, policy: MemoryPolicy
+) -> None:
+    """The scan above can fail: the same store given an unscrubbed sentence holds its bytes."""
+    store = NarrativeStore(tmp_path / "lance", HashEmbedder(), policy)
+    sample = CORPUS[0]
+    store.add(
+        Accessor("u1", "agent", use="billing"), [PreparedSummary("u1", sample.sentence, "billing")]
+    )
+    blob = _lance_bytes(tmp_path / "lance")
+    assert [v for v in sample.raw if v.encode("utf-8") in blob] == list(sample.raw)

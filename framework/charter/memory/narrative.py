@@ -385,7 +385,7 @@ class NarrativeStore:
             )
         return len(pending)
 
-    def rows(self, where: str, columns: Sequence[str] = COLUMNS) -> list[dict[str, Any]]:
+    def _rows(self, where: str, columns: Sequence[str] = COLUMNS) -> list[dict[str, Any]]:
         """Rows matching a filter (for this package's lifecycle jobs, which build ``where``
         themselves; not a way to read memory)."""
         count = self.table.count_rows(where)
@@ -404,7 +404,7 @@ class NarrativeStore:
         where = f"user_id = {quote(accessor.user_id)}"
         if not history:
             where += " AND status = 'active'"
-        rows = sorted(self.rows(where), key=lambda r: (r["created_at"], r["id"]))
+        rows = sorted(self._rows(where), key=lambda r: (r["created_at"], r["id"]))
         self._record([audit_row(accessor, "list", self._clock(), None, f"narrative: {len(rows)}")])
         return [to_summary(r) for r in rows]
 
@@ -412,7 +412,7 @@ class NarrativeStore:
         """The user's summaries of every status as JSON-ready dicts (texts as stored: scrubbed)."""
         self._privileged(accessor, "export")
         rows = sorted(
-            self.rows(f"user_id = {quote(accessor.user_id)}"), key=lambda r: r["created_at"]
+            self._rows(f"user_id = {quote(accessor.user_id)}"), key=lambda r: r["created_at"]
         )
         out = []
         for r in rows:

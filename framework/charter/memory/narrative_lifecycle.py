@@ -48,7 +48,7 @@ def _mark(
     store: NarrativeStore, where: str, status: str, action: Any, now: datetime, why: str
 ) -> int:
     store.flush_usage()  # a use not yet written could keep a row warm
-    rows = store.rows(where, ("id", "user_id"))
+    rows = store._rows(where, ("id", "user_id"))
     if rows:
         store.table.update(where=_ids(rows), values={"status": status})
         store._record(
@@ -75,7 +75,7 @@ def merge_recurring(store: NarrativeStore, now: datetime) -> int:
     life = store.policy.lifecycle
     store.flush_usage()
     since = epoch(now) - life.merge_days * _DAY
-    rows = store.rows(
+    rows = store._rows(
         f"status = 'active' AND (kind = 'tag' OR (kind = 'question' AND created_at >= {since!r}))",
         (*COLUMNS, "vector"),
     )

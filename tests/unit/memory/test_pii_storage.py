@@ -131,7 +131,7 @@ def test_no_raw_value_reaches_the_lancedb_directory(
         store.add(accessor, [summary])
     store.optimize()  # compacted files and full indexes hold what the store holds
     blob = _lance_bytes(tmp_path / "lance")
-    assert len(store.rows("status = 'active'")) == len(CORPUS)
+    assert store.table.count_rows("status = 'active'") == len(CORPUS)
     assert [v for v in raw_values() if v.encode("utf-8") in blob] == []
 
 

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory install clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,14 +26,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check framework plugins tests benchmarks
 
 typecheck: $(STAMP)
-	$(BIN)/mypy framework/charter plugins/charter-zh/charter_zh
+	$(BIN)/mypy framework/charter plugins/charter-zh/charter_zh plugins/charter-skills/charter_skills
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest
 
-bench: bench-check bench-goals bench-memory
+bench: bench-check bench-goals bench-memory bench-skills
 
 bench-check: $(STAMP)
 	$(BIN)/python benchmarks/bench_check.py
@@ -43,6 +43,9 @@ bench-goals: $(STAMP)
 
 bench-memory: $(STAMP)
 	$(BIN)/python benchmarks/bench_memory.py
+
+bench-skills: $(STAMP)
+	$(BIN)/python benchmarks/bench_skills.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

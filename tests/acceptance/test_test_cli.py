@@ -51,14 +51,23 @@ def test_first_party_packs_are_green_and_fully_covered(
     assert code == 0
     lines = out.splitlines()
     assert lines[-2] == "rule coverage: 100.0% of 13 rules (each seen passing and failing)"
-    assert lines[-1] == "113 passed, 0 failed"  # 41 rules cases and 72 planner cases
+    # 41 rules cases, 72 planner cases and 126 cases of the 8 skill contracts
+    assert lines[-1] == "239 passed, 0 failed"
     root = ET.parse(junit).getroot()
-    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "113", "0")
+    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "239", "0")
     suites = {s.get("name"): int(s.get("tests") or 0) for s in root.iter("testsuite")}
     assert suites == {
         "ecommerce": 7 + 24,
+        "ecommerce/coupon_check": 19,
+        "ecommerce/logistics_track": 11,
+        "ecommerce/order_lookup": 11,
+        "ecommerce/product_price": 11,
         "finance": 12 + 23,
+        "finance/account_balance": 12,
+        "finance/policy_search": 30,
         "medical": 6 + 25,
+        "medical/appointment_book": 17,
+        "medical/department_recommend": 15,
         "memory-grounding": 4,
         "uncertainty": 3,
         "zh-customer-service": 9,
@@ -157,6 +166,9 @@ def test_schema_command(capsys: pytest.CaptureFixture[str]) -> None:
         "rules      rules.yaml",
         "goals      goals.yaml",
         "memory     memory.yaml",
+        "skill      skills/*.yaml",
+        "fallbacks  fallbacks.yaml",
+        "faq        faq.yaml",
     ]
     code, out = run(capsys, "schema", "rules")
     doc = json.loads(out)

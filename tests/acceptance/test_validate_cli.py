@@ -80,6 +80,13 @@ EXPECTED_CODES = {
     "CH310": "memory/memory.yaml",
     "CH311": "memory/memory.yaml",
     "CH312": "memory/memory.yaml",
+    "CH320": "skills/skills/policy_search.yaml",
+    "CH321": "skills/skills/policy_search.yaml",
+    "CH322": "skills/fallbacks.yaml",
+    "CH323": "skills/skills/lookup.yaml",
+    "CH324": "skills/skills/lookup.yaml",
+    "CH325": "skills/fallbacks.yaml",
+    "CH326": "skills/skills/policy_search.yaml",
 }
 
 

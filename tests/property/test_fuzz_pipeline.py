@@ -67,7 +67,7 @@ PACK_DIRS: tuple[str, ...] = tuple(
 ORIGINAL: dict[str, str] = {
     str(p.relative_to(REPO)): p.read_text(encoding="utf-8")
     for d in PACK_DIRS
-    for p in sorted((REPO / d).glob("*.yaml"))
+    for p in sorted((REPO / d).rglob("*.yaml"))
 }
 
 # ---- settings ---------------------------------------------------------------------------------

@@ -23,7 +23,9 @@ from charter.cli import memory as memory_cmd
 from charter.cli import new as new_cmd
 from charter.cli import plugins as plugins_cmd
 from charter.cli import schema as schema_cmd
+from charter.cli import skills as skills_cmd
 from charter.cli import test as test_cmd
+from charter.cli import tickets as tickets_cmd
 from charter.cli import validate as validate_cmd
 from charter.cli.common import EXIT_INTERNAL, EXIT_USAGE, STATE, DiagFormat, OutFormat
 
@@ -164,6 +166,8 @@ def demo() -> None:
 app.add_typer(new_cmd.app, name="new")
 app.add_typer(goals_cmd.app, name="goals")
 app.add_typer(memory_cmd.app, name="memory")
+app.add_typer(tickets_cmd.app, name="tickets")
+app.add_typer(skills_cmd.app, name="skills")
 
 
 # typer ships its own copy of click; its usage error is the base class of typer.BadParameter

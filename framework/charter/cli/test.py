@@ -22,6 +22,7 @@ from charter.cli.common import (
 from charter.goals.planner import Planner, plan_case
 from charter.reflect.engine import Engine
 from charter.reflect.testing import CaseResult, Coverage, junit_xml, run_pack, summarize
+from charter.skills.cases import SkillCaseRunner
 
 
 def _text_report(
@@ -81,7 +82,11 @@ def run(
         if pack.goals is not None:
             planner = Planner(pack.goals, reg, pack.constants)
             plan = functools.partial(plan_case, planner)
-        results += run_pack(pack, Engine(pack, reg), coverage, plan)
+        if pack.skills is None:
+            results += run_pack(pack, Engine(pack, reg), coverage, plan)
+            continue
+        with SkillCaseRunner(pack, reg) as skills:
+            results += run_pack(pack, Engine(pack, reg), coverage, plan, skills.call)
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
         junit.write_bytes(junit_xml(results, coverage))

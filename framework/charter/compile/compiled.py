@@ -13,6 +13,7 @@ from charter.diagnostics import Location
 from charter.dsl import ast as A
 from charter.goals.spec import GoalsSpec
 from charter.memory.policy import MemoryPolicy
+from charter.skills.spec import SkillsSpec
 
 ACTION_PRECEDENCE = ("block", "escalate", "retry", "fix", "flag")
 
@@ -72,6 +73,7 @@ class CompiledPack:
     files: tuple[str, ...] = field(default=())
     goals: GoalsSpec | None = None  # the compiled goals.yaml, when the pack has one
     memory: MemoryPolicy | None = None  # the compiled memory.yaml, when the pack has one
+    skills: SkillsSpec | None = None  # skills/*.yaml, fallbacks.yaml and faq.yaml, if any
 
     def __hash__(self) -> int:
         return hash(self.digest)

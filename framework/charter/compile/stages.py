@@ -1,8 +1,9 @@
 """Compile a loaded pack in named, ordered stages (the OPA way: stages separate from evaluation).
 
 ``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``goals`` -> ``memory`` ->
-``build``. Each stage reports Diagnostics and the pipeline goes on as far as it can, so one run
-shows every problem; ``build`` runs only when nothing before it reported an error.
+``skills`` -> ``build``. Each stage reports Diagnostics and the pipeline goes on as far as it
+can, so one run shows every problem; ``build`` runs only when nothing before it reported an
+error.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule
 from charter.compile.goals import compile_goals
 from charter.compile.memory import compile_memory
 from charter.compile.primitives import literals_of
+from charter.compile.skills import compile_skills
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
@@ -27,6 +29,7 @@ from charter.goals.spec import GoalsSpec
 from charter.memory.policy import MemoryPolicy
 from charter.pack.model import CaseSource, PackSource, RuleSource
 from charter.registry import Registry
+from charter.skills.spec import SkillsSpec
 
 _N = TypeVar("_N", A.Expr, A.Action)
 
@@ -50,6 +53,7 @@ class Pipeline:
     parsed: list[Parsed] = field(default_factory=list)
     goal_spec: GoalsSpec | None = None
     memory_policy: MemoryPolicy | None = None
+    skills_spec: SkillsSpec | None = None
 
     # -- stage 1 ------------------------------------------------------------------------------
     def parse(self) -> None:
@@ -165,6 +169,11 @@ class Pipeline:
             self.diagnostics.extend(more)
 
     # -- stage 8 ------------------------------------------------------------------------------
+    def skills(self) -> None:
+        self.skills_spec, more = compile_skills(self.source, self.registry)
+        self.diagnostics.extend(more)
+
+    # -- stage 9 ------------------------------------------------------------------------------
     def build(self) -> CompiledPack:
         rules = []
         literals: set[str] = set()
@@ -204,6 +213,7 @@ class Pipeline:
             files=tuple(path for path, _ in self.source.files),
             goals=self.goal_spec,
             memory=self.memory_policy,
+            skills=self.skills_spec,
         )
 
 
@@ -241,7 +251,7 @@ def source_digest(source: PackSource, registry: Registry) -> str:
     return h.hexdigest()
 
 
-STAGES = ("parse", "check", "analyze", "cases", "goals", "memory", "build")
+STAGES = ("parse", "check", "analyze", "cases", "goals", "memory", "skills", "build")
 
 
 def compile_pack(

@@ -174,7 +174,8 @@ class Loader:
                 cases = self._cases(rules_doc, name)
 
         docs: dict[str, LocatedDoc | None] = {}
-        for kind in ("goals", "memory"):  # the pack's own files, not inherited through extends
+        # the pack's own files, not inherited through extends
+        for kind in ("goals", "memory", "fallbacks", "faq"):
             doc = (
                 self._read(root / f"{kind}.yaml", kind)
                 if (root / f"{kind}.yaml").is_file()
@@ -183,6 +184,12 @@ class Loader:
             if doc is not None:
                 files.append((doc.path, doc.text))
             docs[kind] = doc
+        skills: list[LocatedDoc] = []
+        for path in sorted((root / "skills").glob("*.yaml")):
+            skill_doc = self._read(path, "skill")
+            if skill_doc is not None:
+                files.append((skill_doc.path, skill_doc.text))
+                skills.append(skill_doc)
 
         source = PackSource(
             name=name,
@@ -199,6 +206,9 @@ class Loader:
             files=tuple(files),
             goals=docs["goals"],
             memory=docs["memory"],
+            skills=tuple(skills),
+            fallbacks=docs["fallbacks"],
+            faq=docs["faq"],
         )
         loaded = _Loaded(source, rules_at)
         self._done[root] = loaded

@@ -94,6 +94,9 @@ class PackSource:
     files: tuple[tuple[str, str], ...] = ()
     goals: LocatedDoc | None = None  # the pack's own goals.yaml (not inherited through extends)
     memory: LocatedDoc | None = None  # the pack's own memory.yaml
+    skills: tuple[LocatedDoc, ...] = ()  # the pack's skills/*.yaml contracts, by file name
+    fallbacks: LocatedDoc | None = None  # the pack's own fallbacks.yaml
+    faq: LocatedDoc | None = None  # the pack's own faq.yaml
 
     def constants(self) -> dict[str, Any]:
         """What ``pack.<path>`` refers to in the DSL."""

@@ -36,6 +36,9 @@ KINDS: dict[str, FileKind] = {
         FileKind("rules", "rules.json", "rules.yaml", required=False),
         FileKind("goals", "goals.json", "goals.yaml", required=False),
         FileKind("memory", "memory.json", "memory.yaml", required=False),
+        FileKind("skill", "skill.json", "skills/*.yaml", required=False),
+        FileKind("fallbacks", "fallbacks.json", "fallbacks.yaml", required=False),
+        FileKind("faq", "faq.json", "faq.yaml", required=False),
     )
 }
 

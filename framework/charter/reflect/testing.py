@@ -16,12 +16,13 @@ from typing import Any
 from charter.compile.compiled import CompiledCase, CompiledPack
 from charter.goals.spec import GoalCase
 from charter.reflect.engine import CheckResult, Engine
+from charter.skills.spec import SkillCase
 
 
 @dataclass(frozen=True)
 class CaseResult:
     pack: str
-    case: CompiledCase | GoalCase  # a rules case, or a planner case of goals.yaml
+    case: CompiledCase | GoalCase | SkillCase  # of rules.yaml, goals.yaml or a skill contract
     result: CheckResult | Mapping[str, Any]  # the check, or the plan as a dict
     problems: tuple[str, ...]
     seconds: float
@@ -122,6 +123,45 @@ def run_goal_case(pack: CompiledPack, case: GoalCase, plan: PlanFn) -> CaseResul
     return CaseResult(pack.name, case, got, tuple(problems), seconds)
 
 
+SkillCallFn = Callable[[str, SkillCase], Any]  # (skill, case) -> SkillOutcome
+
+
+def run_skill_case(
+    pack: CompiledPack, skill: str, case: SkillCase, call: SkillCallFn
+) -> CaseResult:
+    """A contract's test case passes when the call's status, and each of the message, result
+    count, failure kind and fallback action it names, are as written."""
+    started = time.perf_counter()
+    got = call(skill, case)
+    seconds = time.perf_counter() - started
+    action = got.fallback.action if got.fallback is not None else "none"
+    count = None
+    contract = pack.skills.contract(skill) if pack.skills is not None else None
+    if isinstance(got.result, Mapping) and contract is not None:
+        items = got.result.get(contract.results_key)
+        count = len(items) if isinstance(items, list) else None
+    seen = {
+        "status": got.status,
+        "message": got.text,
+        "results": count,
+        "failure": got.failure.kind if got.failure is not None else None,
+        "action": action,
+    }
+    want = {
+        "status": case.status,
+        "message": case.message,
+        "results": case.results,
+        "failure": case.failure,
+        "action": case.action,
+    }
+    problems = [
+        f"{key}: expected {_json(value)}, got {_json(seen[key])}"
+        for key, value in want.items()
+        if value is not None and seen[key] != value
+    ]
+    return CaseResult(f"{pack.name}/{skill}", case, seen, tuple(problems), seconds)
+
+
 def _json(value: Any) -> str:
     import json
 
@@ -129,13 +169,21 @@ def _json(value: Any) -> str:
 
 
 def run_pack(
-    pack: CompiledPack, engine: Engine, coverage: Coverage, plan: PlanFn | None = None
+    pack: CompiledPack,
+    engine: Engine,
+    coverage: Coverage,
+    plan: PlanFn | None = None,
+    skill_call: SkillCallFn | None = None,
 ) -> list[CaseResult]:
-    """Every rules case, then (given a planner) every planner case of goals.yaml."""
+    """Every rules case, then (given a planner) every planner case of goals.yaml, then (given
+    a way to call skills) every case of the skill contracts."""
     coverage.add_pack(pack)
     results = [run_case(pack, engine, case, coverage) for case in pack.cases]
     if plan is not None and pack.goals is not None:
         results += [run_goal_case(pack, case, plan) for case in pack.goals.cases]
+    if skill_call is not None and pack.skills is not None:
+        for contract in pack.skills.contracts:
+            results += [run_skill_case(pack, contract.name, c, skill_call) for c in contract.cases]
     return results
 
 

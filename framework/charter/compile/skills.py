@@ -1,0 +1,450 @@
+"""The ``skills`` compile stage: ``skills/*.yaml`` contracts, ``fallbacks.yaml`` protocols and
+``faq.yaml`` into a ``SkillsSpec``.
+
+Checked here, each a diagnostic at the place to fix: an input or output schema that is not
+valid JSON Schema 2020-12 (CH320); a constraint naming an argument the input schema does not
+declare (CH321); a fallback naming an unknown protocol, skill or an FAQ the pack does not have
+(CH322); a contract no installed plugin implements (CH323, a warning — ``--strict`` fails on
+it); two contracts of one name, or a file named unlike its skill (CH324); a fallback condition
+or action that does not parse (CH325); a message for a property the input schema does not
+declare (CH326, a warning). Constraints are DSL expressions over ``args`` (CH100 and the other
+DSL codes as for rules).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from charter.compile.check import Checker
+from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
+from charter.dsl import ast as A
+from charter.dsl.parser import DSLSyntaxError, parse_expr
+from charter.pack.model import PackSource
+from charter.pack.yamlsrc import LocatedDoc, Pointer
+from charter.registry import Registry
+from charter.skills import spec as S
+
+_DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$")
+_SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0}
+_NAME = r"([a-z][a-z0-9_]*)"
+_STRING = r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')"
+_CONDITIONS = (
+    (re.compile(r"^missing_slot\s+([A-Za-z_][A-Za-z0-9_]*)$"), "missing_slot"),
+    (re.compile(r"^negations\s*>=\s*([0-9]+)$"), "negations"),
+    (re.compile(r"^confidence\s*<\s*([0-9]*\.?[0-9]+)$"), "confidence"),
+    (re.compile(r"^expr\s+(.+)$", re.S), "expr"),
+)
+_ACTIONS = (
+    (re.compile(r"^degrade_to_faq(?:\s+min_score\s+([0-9]*\.?[0-9]+))?$"), "degrade_to_faq"),
+    (re.compile(r"^handoff_human(?:\s+([A-Za-z0-9_\-]+))?$"), "handoff_human"),
+    (re.compile(rf"^recommend_skill\s+{_NAME}$"), "recommend_skill"),
+    (re.compile(rf"^call\s+{_NAME}$"), "call"),
+    (re.compile(rf"^clarify\s+{_STRING}$", re.S), "clarify"),
+    (re.compile(rf"^template\s+{_STRING}$", re.S), "template"),
+)
+CONDITION_HELP = (
+    "one of unavailable, error, timeout, breaker_open, contract_violation, invalid_args, "
+    "failed, always, low_confidence, missing_slot NAME, negations >= N, confidence < X, "
+    "expr <DSL expression>"
+)
+ACTION_HELP = (
+    "one of degrade_to_faq [min_score X], handoff_human [QUEUE], recommend_skill NAME, "
+    'call NAME, clarify "<question>", template "<text>"'
+)
+
+
+def seconds(text: Any, default: float) -> float:
+    m = _DURATION.match(str(text)) if text is not None else None
+    return float(m[1]) * _SCALE[m[2]] if m else default
+
+
+def _unquote(literal: str) -> str:
+    if literal.startswith("'"):
+        literal = '"' + literal[1:-1].replace('\\"', '"').replace('"', '\\"') + '"'
+    value: str = json.loads(literal)
+    return value
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+class _Stage:
+    def __init__(self, source: PackSource, registry: Registry) -> None:
+        self.source = source
+        self.registry = registry
+        self.constants = source.constants()
+        self.diagnostics: list[Diagnostic] = []
+
+    def expr(
+        self,
+        doc: LocatedDoc,
+        text: str,
+        ptr: Pointer,
+        what: str,
+        subjects: tuple[str, ...],
+        offset: int = 0,
+    ) -> A.Expr | None:
+        """``text`` starts at character ``offset`` of the scalar at ``ptr`` (an ``expr``
+        condition's DSL comes after the word ``expr``)."""
+
+        def locate(span: A.Span) -> Location:
+            return doc.offset_loc(ptr, offset + span[0], offset + span[1])
+
+        try:
+            node = parse_expr(text)
+        except DSLSyntaxError as exc:
+            self.diagnostics.append(
+                error(
+                    "CH100",
+                    f"syntax error in {what}: {exc.message}",
+                    doc.offset_loc(ptr, offset + exc.start, offset + exc.end),
+                    exc.hint,
+                )
+            )
+            return None
+        checker = Checker(self.registry, self.constants, locate, subjects)
+        checker.expr(node)
+        self.diagnostics.extend(checker.diagnostics)
+        return None if checker.diagnostics else node
+
+    # ---- contracts -----------------------------------------------------------------------------
+
+    def schema(self, doc: LocatedDoc, key: str, name: str) -> dict[str, Any] | None:
+        raw = _dict(_dict(doc.data).get(key))
+        try:
+            jsonschema.Draft202012Validator.check_schema(raw)
+        except jsonschema.SchemaError as exc:
+            ptr: Pointer = (key, *exc.path)
+            self.diagnostics.append(
+                error(
+                    "CH320",
+                    f"the {key} of skill '{name}' is not valid JSON Schema: {exc.message}",
+                    doc.loc(ptr),
+                    "see https://json-schema.org/draft/2020-12 for the keywords",
+                )
+            )
+            return None
+        return raw
+
+    def contract(self, doc: LocatedDoc) -> S.SkillContract | None:
+        data = _dict(doc.data)
+        name = data.get("name")
+        if not isinstance(name, str) or not isinstance(data.get("description"), str):
+            return None  # the schema reported it
+        stem = Path(doc.path).stem
+        if stem != name:
+            self.diagnostics.append(
+                error(
+                    "CH324",
+                    f"skills/{stem}.yaml declares skill '{name}'",
+                    doc.loc(("name",)),
+                    f"name the file skills/{name}.yaml, or the skill '{stem}'",
+                )
+            )
+        inp = self.schema(doc, "input_schema", name)
+        out = self.schema(doc, "output_schema", name)
+        props = set(_dict((inp or {}).get("properties")))
+        constraints = []
+        for n, raw in enumerate(data.get("constraints") or []):
+            raw = _dict(raw)
+            if not isinstance(raw.get("check"), str) or not isinstance(raw.get("message"), str):
+                continue
+            ptr: Pointer = ("constraints", n, "check")
+            node = self.expr(doc, raw["check"], ptr, f"a constraint of skill '{name}'", ("args",))
+            if node is None:
+                continue
+            if inp is not None and not self._args_known(doc, node, ptr, name, props):
+                continue
+            constraints.append(S.Constraint(node, raw["message"], raw["check"], doc.loc(ptr)))
+        for key in _dict(data.get("messages")):
+            prop = key.split(".")[0]
+            if inp is not None and key != "default" and prop not in props and prop != "required":
+                self.diagnostics.append(
+                    warning(
+                        "CH326",
+                        f"message '{key}' of skill '{name}' is for property '{prop}', which "
+                        "the input schema does not declare",
+                        doc.key_loc(("messages", key)),
+                        did_you_mean(prop, props) or "declare it under input_schema.properties",
+                    )
+                )
+        if name not in self.registry.skills:
+            self.diagnostics.append(
+                warning(
+                    "CH323",
+                    f"no installed plugin implements skill '{name}'",
+                    doc.loc(("name",)),
+                    did_you_mean(name, self.registry.skills)
+                    or "install the plugin that registers it (charter plugins lists them)",
+                )
+            )
+        if inp is None or out is None:
+            return None
+        limits, breaker = _dict(data.get("limits")), _dict(data.get("breaker"))
+        return S.SkillContract(
+            name=name,
+            description=data["description"],
+            input_schema_json=json.dumps(inp, ensure_ascii=False, sort_keys=True),
+            output_schema_json=json.dumps(out, ensure_ascii=False, sort_keys=True),
+            location=doc.loc(("name",)),
+            messages=tuple(
+                sorted((str(k), str(v)) for k, v in _dict(data.get("messages")).items())
+            ),
+            constraints=tuple(constraints),
+            max_results=limits.get("max_results")
+            if isinstance(limits.get("max_results"), int)
+            else None,
+            results_key=str(limits.get("results_key") or S.DEFAULT_RESULTS_KEY),
+            timeout_s=seconds(limits.get("timeout"), S.DEFAULT_TIMEOUT_S),
+            breaker=S.BreakerSpec(
+                failures=int(breaker.get("failures", 3)),
+                slow_s=seconds(breaker.get("slow"), 2.0),
+                cooldown_s=seconds(breaker.get("cooldown"), 30.0),
+            ),
+            fallback=data.get("fallback") if isinstance(data.get("fallback"), str) else None,
+            cases=tuple(self.cases(doc, data)),
+        )
+
+    def _args_known(
+        self, doc: LocatedDoc, node: A.Expr, ptr: Pointer, name: str, props: set[str]
+    ) -> bool:
+        ok = True
+        for sub in A.walk(node):
+            if not isinstance(sub, A.Path) or sub.root.text != "args" or not sub.parts:
+                continue
+            first = sub.parts[0]
+            if isinstance(first, str) and first not in props:
+                if not ok:
+                    continue  # one report per constraint: the first place it is read
+                ok = False
+                self.diagnostics.append(
+                    error(
+                        "CH321",
+                        f"a constraint of skill '{name}' reads args.{first}, which the input "
+                        "schema does not declare",
+                        doc.offset_loc(ptr, sub.span[0], sub.span[1]),
+                        did_you_mean(first, props) or "declare it under input_schema.properties",
+                    )
+                )
+        return ok
+
+    def cases(self, doc: LocatedDoc, data: Mapping[str, Any]) -> list[S.SkillCase]:
+        out = []
+        for n, raw in enumerate(data.get("tests") or []):
+            raw = _dict(raw)
+            expect = _dict(raw.get("expect"))
+            if not isinstance(raw.get("name"), str) or "status" not in expect:
+                continue
+            out.append(
+                S.SkillCase(
+                    name=raw["name"],
+                    args_json=json.dumps(
+                        _dict(raw.get("args")), ensure_ascii=False, sort_keys=True
+                    ),
+                    location=doc.loc(("tests", n)),
+                    context_json=json.dumps(_dict(raw.get("context")), ensure_ascii=False),
+                    inject=raw.get("inject"),
+                    status=str(expect["status"]),
+                    message=expect.get("message"),
+                    results=expect.get("results"),
+                    failure=expect.get("failure"),
+                    action=expect.get("action"),
+                )
+            )
+        return out
+
+    # ---- fallbacks -----------------------------------------------------------------------------
+
+    def condition(self, doc: LocatedDoc, text: str, ptr: Pointer) -> S.Condition | None:
+        text = text.strip()
+        if text in S.FAILURE_WORDS:
+            return S.Condition("failure", text, failures=S.FAILURE_WORDS[text])
+        if text == "always":
+            return S.Condition("always", text)
+        if text == "low_confidence":
+            uncertainty = float(self.source.thresholds.get("uncertainty", 0.72))
+            return S.Condition("confidence", text, number=uncertainty)
+        for pattern, kind in _CONDITIONS:
+            m = pattern.match(text)
+            if m is None:
+                continue
+            if kind == "missing_slot":
+                return S.Condition("missing_slot", text, name=m[1])
+            if kind == "negations":
+                return S.Condition("negations", text, number=float(m[1]))
+            if kind == "confidence":
+                return S.Condition("confidence", text, number=float(m[1]))
+            body = m[1].strip()
+            quoted = body[:1] in "\"'" and body[-1:] == body[:1] and len(body) > 1
+            dsl = _unquote(body) if quoted else body
+            at = m.start(1) + int(quoted)
+            node = self.expr(doc, dsl, ptr, "a fallback condition", ("context",), at)
+            return None if node is None else S.Condition("expr", text, expr=node)
+        self._bad(doc, ptr, f"unknown fallback condition '{text}'", CONDITION_HELP, text)
+        return None
+
+    def _bad(self, doc: LocatedDoc, ptr: Pointer, message: str, hint: str, text: str) -> None:
+        word = text.split()[0] if text.split() else text
+        known = [*S.FAILURE_WORDS, "always", "low_confidence", "missing_slot", "negations"]
+        known += ["confidence", "expr", *S.ACTION_KINDS]
+        self.diagnostics.append(
+            error("CH325", message, doc.loc(ptr), did_you_mean(word, known) or hint)
+        )
+
+    def action(self, doc: LocatedDoc, text: str, ptr: Pointer) -> S.Action | None:
+        text = text.strip()
+        for pattern, kind in _ACTIONS:
+            m = pattern.match(text)
+            if m is None:
+                continue
+            if kind == "degrade_to_faq":
+                return S.Action("degrade_to_faq", text, min_score=float(m[1]) if m[1] else None)
+            if kind == "handoff_human":
+                return S.Action("handoff_human", text, target=m[1] or "human")
+            if kind in ("recommend_skill", "call"):
+                return S.Action(kind, text, target=m[1])  # type: ignore[arg-type]
+            return S.Action(kind, text, text=_unquote(m[1]))  # type: ignore[arg-type]
+        self._bad(doc, ptr, f"unknown fallback action '{text}'", ACTION_HELP, text)
+        return None
+
+    def protocols(self, doc: LocatedDoc) -> list[tuple[str, tuple[S.FallbackStep, ...]]]:
+        out = []
+        for name, steps in _dict(_dict(doc.data).get("protocols")).items():
+            compiled = []
+            for n, raw in enumerate(steps if isinstance(steps, list) else []):
+                raw = _dict(raw)
+                when = raw.get("when")
+                texts = [when] if isinstance(when, str) else when if isinstance(when, list) else []
+                conds = []
+                for i, text in enumerate(texts):
+                    ptr: Pointer = (
+                        ("protocols", name, n, "when")
+                        if isinstance(when, str)
+                        else ("protocols", name, n, "when", i)
+                    )
+                    cond = self.condition(doc, str(text), ptr)
+                    if cond is not None:
+                        conds.append(cond)
+                act = (
+                    self.action(doc, raw["do"], ("protocols", name, n, "do"))
+                    if isinstance(raw.get("do"), str)
+                    else None
+                )
+                if act is not None and len(conds) == len(texts) and texts:
+                    compiled.append(
+                        S.FallbackStep(
+                            tuple(conds),
+                            act,
+                            doc.loc(("protocols", name, n)),
+                            doc.loc(("protocols", name, n, "do")),
+                        )
+                    )
+            out.append((str(name), tuple(compiled)))
+        return out
+
+    def references(
+        self,
+        contracts: list[S.SkillContract],
+        declared: Mapping[str, tuple[str | None, LocatedDoc]],
+        protocols: list[tuple[str, tuple[S.FallbackStep, ...]]],
+        faq: Any,
+    ) -> None:
+        names = set(declared)
+        known_protocols = {p for p, _ in protocols}
+        for skill, (fallback, doc) in declared.items():
+            if fallback is not None and fallback not in known_protocols:
+                self.diagnostics.append(
+                    error(
+                        "CH322",
+                        f"skill '{skill}' names fallback protocol '{fallback}', which "
+                        "fallbacks.yaml does not define",
+                        doc.loc(("fallback",)),
+                        did_you_mean(fallback, known_protocols)
+                        or "define it under protocols: in fallbacks.yaml",
+                    )
+                )
+        users = {p: [c.name for c in contracts if c.fallback == p] for p in known_protocols}
+        for pname, steps in protocols:
+            for step in steps:
+                act = step.do
+                at = step.do_location or step.location
+                if act.kind in ("call", "recommend_skill") and act.target not in names:
+                    self.diagnostics.append(
+                        error(
+                            "CH322",
+                            f"fallback '{pname}' names skill '{act.target}', which the pack "
+                            "has no contract for",
+                            at,
+                            did_you_mean(act.target, names) or "add skills/<name>.yaml",
+                        )
+                    )
+                if act.kind == "degrade_to_faq" and not self._faq_serves(faq, users.get(pname, [])):
+                    self.diagnostics.append(
+                        error(
+                            "CH322",
+                            f"fallback '{pname}' degrades to the FAQ, but the pack has no FAQ "
+                            "entry for " + (", ".join(users.get(pname, [])) or "it"),
+                            at,
+                            "add entries to faq.yaml (without skills:, or listing the skill)",
+                        )
+                    )
+
+    @staticmethod
+    def _faq_serves(faq: Any, skills: list[str]) -> bool:
+        if faq is None:
+            return False
+        if not skills:
+            return bool(faq.entries)
+        return all(any(e.serves(s) for e in faq.entries) for s in skills)
+
+
+def compile_skills(
+    source: PackSource, registry: Registry
+) -> tuple[S.SkillsSpec | None, list[Diagnostic]]:
+    """The pack's skills, fallbacks and FAQ; None when it has none of them."""
+    if not source.skills and source.fallbacks is None and source.faq is None:
+        return None, []
+    stage = _Stage(source, registry)
+    contracts: list[S.SkillContract] = []
+    declared: dict[str, tuple[str | None, LocatedDoc]] = {}
+    for doc in source.skills:
+        data = _dict(doc.data)
+        name = data.get("name")
+        if isinstance(name, str) and name in declared:
+            stage.diagnostics.append(
+                error(
+                    "CH324",
+                    f"skill '{name}' is declared twice, also in {declared[name][1].path}",
+                    doc.loc(("name",)),
+                    "keep one contract per skill",
+                )
+            )
+            continue
+        c = stage.contract(doc)
+        if isinstance(name, str):
+            fallback = data.get("fallback")
+            declared[name] = (fallback if isinstance(fallback, str) else None, doc)
+        if c is not None:
+            contracts.append(c)
+    protocols = stage.protocols(source.fallbacks) if source.fallbacks is not None else []
+    faq = None
+    if source.faq is not None:
+        from charter.skills.faq import compile_faq
+
+        faq, more = compile_faq(source.faq, registry)
+        stage.diagnostics.extend(more)
+    stage.references(contracts, declared, protocols, faq)
+    spec = S.SkillsSpec(
+        contracts=tuple(contracts),
+        protocols=tuple(protocols),
+        faq=faq,
+        uncertainty=float(source.thresholds.get("uncertainty", 0.72)),
+    )
+    return spec, stage.diagnostics

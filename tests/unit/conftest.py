@@ -13,8 +13,15 @@ from charter.diagnostics import Diagnostic
 from charter.plugins import default_registry
 from charter.reflect.engine import Engine
 from charter.registry import Registry
+from tests.cli_run import RunCharter, runner
 
 PACK_YAML = "name: unit\nversion: 0.1.0\n"
+
+
+@pytest.fixture
+def charter(capsys: pytest.CaptureFixture[str]) -> RunCharter:
+    """``charter("memory", "list", ...)`` → ``Run(code, out, err)``."""
+    return runner(capsys)
 
 
 @pytest.fixture(scope="session")

@@ -35,7 +35,7 @@ from charter.cli.common import (
     requested,
     resolve_domain,
 )
-from charter.cli.goals import ENV_URL, database_url
+from charter.cli.goals import ENV_URL, DbOption, database_url
 
 if TYPE_CHECKING:
     from charter.compile.compiled import CompiledPack
@@ -50,10 +50,6 @@ app = typer.Typer(
 )
 DomainOption = Annotated[
     str, typer.Option("--domain", metavar="PACK", help="The pack (a directory or a name).")
-]
-DbOption = Annotated[
-    str | None,
-    typer.Option("--db", metavar="URL", help=f"Database URL (default: ${ENV_URL}, else sqlite)."),
 ]
 FormatOption = Annotated[OutFormat, typer.Option("--format", help="text or json.")]
 

@@ -24,7 +24,7 @@ import typer
 from rich.cells import cell_len
 
 from charter.cli.common import EXIT_OK, EXIT_USER, OutFormat, open_database
-from charter.cli.goals import DEFAULT_URL, ENV_URL, database_url
+from charter.cli.goals import ENV_URL, DbOption, database_url
 
 if TYPE_CHECKING:
     from charter.skills.tickets import Ticket, TicketStatus, TicketStore
@@ -48,15 +48,6 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode=None,
 )
-
-DbOption = Annotated[
-    str | None,
-    typer.Option(
-        "--db",
-        metavar="URL",
-        help=f"Database URL (default: ${ENV_URL}, else {DEFAULT_URL} here).",
-    ),
-]
 
 
 @app.command("list")

@@ -321,3 +321,29 @@ class Checker:
         problem = repair.check_args(args, self.registry.extractors)
         if problem:
             self._err("CH107", f"repair '{repair.name}' {problem}", node.span)
+
+
+def check_expr(
+    text: str,
+    locate: Locate,
+    what: str,
+    registry: Registry,
+    constants: Mapping[str, Any],
+    subjects: tuple[str, ...],
+    diagnostics: list[Diagnostic],
+) -> A.Expr | None:
+    """Parse and check a DSL expression written inside a pack file other than rules.yaml (a
+    goal trigger, a skill constraint, a fallback condition); ``locate`` maps a span of
+    ``text`` to the file. Problems go to ``diagnostics``; None when there were any."""
+    from charter.dsl.parser import DSLSyntaxError, parse_expr
+
+    try:
+        node = parse_expr(text)
+    except DSLSyntaxError as exc:
+        loc = locate((exc.start, exc.end))
+        diagnostics.append(error("CH100", f"syntax error in {what}: {exc.message}", loc, exc.hint))
+        return None
+    checker = Checker(registry, constants, locate, subjects)
+    checker.expr(node)
+    diagnostics.extend(checker.diagnostics)
+    return None if checker.diagnostics else node

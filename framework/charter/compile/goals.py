@@ -18,13 +18,12 @@ from typing import Any
 import regex
 
 from charter.compile.build import Builder
-from charter.compile.check import Checker
+from charter.compile.check import check_expr
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
 from charter.compile.primitives import literals_of
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
-from charter.dsl.parser import DSLSyntaxError, parse_expr
 from charter.goals import spec as S
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 from charter.registry import Registry
@@ -72,22 +71,9 @@ class GoalsCompiler:
         def locate(span: A.Span) -> Location:
             return self.doc.offset_loc(ptr, span[0], span[1])
 
-        try:
-            node = parse_expr(text)
-        except DSLSyntaxError as exc:
-            self.diagnostics.append(
-                error(
-                    "CH100",
-                    f"syntax error in {what}: {exc.message}",
-                    self.doc.offset_loc(ptr, exc.start, exc.end),
-                    exc.hint,
-                )
-            )
-            return None
-        checker = Checker(self.registry, self.constants, locate, subjects)
-        checker.expr(node)
-        self.diagnostics.extend(checker.diagnostics)
-        return None if checker.diagnostics else node
+        return check_expr(
+            text, locate, what, self.registry, self.constants, subjects, self.diagnostics
+        )
 
     # ---- the file -----------------------------------------------------------------------------
 

@@ -21,10 +21,9 @@ from typing import Any
 
 import jsonschema
 
-from charter.compile.check import Checker
+from charter.compile.check import check_expr
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
-from charter.dsl.parser import DSLSyntaxError, parse_expr
 from charter.pack.model import PackSource
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 from charter.registry import Registry
@@ -97,22 +96,9 @@ class _Stage:
         def locate(span: A.Span) -> Location:
             return doc.offset_loc(ptr, offset + span[0], offset + span[1])
 
-        try:
-            node = parse_expr(text)
-        except DSLSyntaxError as exc:
-            self.diagnostics.append(
-                error(
-                    "CH100",
-                    f"syntax error in {what}: {exc.message}",
-                    doc.offset_loc(ptr, offset + exc.start, offset + exc.end),
-                    exc.hint,
-                )
-            )
-            return None
-        checker = Checker(self.registry, self.constants, locate, subjects)
-        checker.expr(node)
-        self.diagnostics.extend(checker.diagnostics)
-        return None if checker.diagnostics else node
+        return check_expr(
+            text, locate, what, self.registry, self.constants, subjects, self.diagnostics
+        )
 
     # ---- contracts -----------------------------------------------------------------------------
 

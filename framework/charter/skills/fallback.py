@@ -14,7 +14,7 @@ import json
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from charter.compile.build import Builder
 from charter.compile.env import Env
@@ -23,6 +23,7 @@ from charter.compile.primitives import literals_of
 from charter.events import Fallback
 from charter.registry import Registry
 from charter.skills.spec import Action, Condition, FallbackStep, SkillsSpec
+from charter.skills.tickets import TicketStoreProtocol as Tickets
 
 HANDOFF_TEXT = "已为您转接人工客服，工单号 {ticket}，稍后会有专人联系您。"
 RECOMMEND_TEXT = "这个问题可以试试「{skill}」：{description}"
@@ -92,21 +93,6 @@ class FallbackOutcome:
     ticket: str | None = None
     faq: str | None = None
     skill: str | None = None  # the skill recommended or called
-
-
-class Tickets(Protocol):
-    def open(
-        self,
-        *,
-        user_id: str,
-        session_id: str,
-        domain: str,
-        reason: str,
-        summary: str = "",
-        context: Mapping[str, Any] | None = None,
-        skill: str | None = None,
-        queue: str = "human",
-    ) -> Any: ...
 
 
 CallSkill = Callable[[str, Mapping[str, Any], CallContext, int], Any]  # -> SkillOutcome

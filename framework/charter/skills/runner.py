@@ -31,9 +31,10 @@ from typing import Any, Literal
 
 from charter.registry import Registry
 from charter.skills.breaker import BreakerOpenError, BreakerRegistry, BreakerSettings
-from charter.skills.fallback import CallContext, Failure, FallbackOutcome, FallbackRunner, Tickets
+from charter.skills.fallback import CallContext, Failure, FallbackOutcome, FallbackRunner
 from charter.skills.guard import ContractGuard
 from charter.skills.spec import SkillContract, SkillsSpec
+from charter.skills.tickets import TicketStoreProtocol
 
 Status = Literal["ok", "invalid", "failed"]
 INJECTABLE = ("error", "timeout", "breaker_open", "empty_claim", "bad_output")
@@ -139,7 +140,7 @@ class SkillRunner:
         pack: str = "",
         constants: Mapping[str, Any] | None = None,
         breakers: BreakerRegistry | None = None,
-        tickets: Tickets | None = None,
+        tickets: TicketStoreProtocol | None = None,
         notify: Callable[[str, object], object] | None = None,
         recorder: Callable[[CallRecord], object] | None = None,
         workers: int = 8,

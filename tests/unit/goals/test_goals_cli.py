@@ -5,39 +5,16 @@ The CLI runs in-process (``charter.cli.main.main``); the goals are written befor
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
 
-from charter.cli.main import main
 from charter.goals.store import GoalStore
+from tests.cli_run import Run, RunCharter
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-RunCharter = Callable[..., Run]
-
-
-@pytest.fixture
-def charter(capsys: pytest.CaptureFixture[str]) -> RunCharter:
-    def run(*args: str) -> Run:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
-
-    return run
 
 
 def write_trip(url: str) -> None:

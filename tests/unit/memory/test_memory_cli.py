@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol
@@ -19,9 +18,9 @@ import pytest
 import sqlalchemy as sa
 
 import charter.memory.facts as facts_module
-from charter.cli.main import main
 from charter.memory.facts import FactStore
 from charter.memory.records import Accessor, PreparedFact
+from tests.cli_run import Run, RunCharter
 
 ROOT = Path(__file__).resolve().parents[3]
 MakeFact = Callable[..., PreparedFact]
@@ -33,27 +32,6 @@ class Clock(Protocol):
 
     def __call__(self) -> datetime: ...
     def advance(self, **delta: float) -> datetime: ...
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-RunCharter = Callable[..., Run]
-
-
-@pytest.fixture
-def charter(capsys: pytest.CaptureFixture[str]) -> RunCharter:
-    def run(*args: str) -> Run:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
-
-    return run
 
 
 def write_memories(url: str, clock: Clock, ids: Callable[[], str], make_fact: MakeFact) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import SimpleNamespace
@@ -18,33 +18,12 @@ import pytest
 
 import charter.cli.skills as skills_cli
 import charter.skills.breaker as breaker_module
-from charter.cli.main import main
 from charter.diagnostics import Diagnostic
 from charter.registry import Registry
 from charter.skills.tickets import TicketStore
+from tests.cli_run import Run, RunCharter
 
 NOW = 1_714_557_600.0  # 2024-05-01T10:00:00Z
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-RunCharter = Callable[..., Run]
-
-
-@pytest.fixture
-def charter(capsys: pytest.CaptureFixture[str]) -> RunCharter:
-    def run(*args: str) -> Run:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
-
-    return run
 
 
 SEARCH = """\

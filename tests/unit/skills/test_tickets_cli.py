@@ -6,39 +6,17 @@ The CLI runs in-process (``charter.cli.main.main``); the tickets are written bef
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from charter.cli.main import main
 from charter.skills.tickets import TicketStore
+from tests.cli_run import Run, RunCharter
 from tests.postgres import fresh_schema
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class Run:
-    code: int
-    out: str
-    err: str
-
-
-RunCharter = Callable[..., Run]
-
-
-@pytest.fixture
-def charter(capsys: pytest.CaptureFixture[str]) -> RunCharter:
-    def run(*args: str) -> Run:
-        capsys.readouterr()
-        code = main(list(args))
-        captured = capsys.readouterr()
-        return Run(code, captured.out, captured.err)
-
-    return run
 
 
 @pytest.fixture

@@ -31,6 +31,7 @@ from charter.protocols import Extractor, Item, Predicate, Repair, RepairArg, Rep
 from charter.registry import Registry
 
 if TYPE_CHECKING:
+    from charter.agent import Agent, AgentOptions, Reply
     from charter.compile.api import compile_path
     from charter.compile.compiled import CompiledPack, CompiledRule
     from charter.plugins import (
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
     from charter.reflect.engine import CheckResult, Engine, Finding
 
 _LAZY = {
+    "Agent": "charter.agent",
+    "AgentOptions": "charter.agent",
+    "Reply": "charter.agent",
     "compile_path": "charter.compile.api",
     "CompiledPack": "charter.compile.compiled",
     "CompiledRule": "charter.compile.compiled",
@@ -65,6 +69,8 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "LLM",
+    "Agent",
+    "AgentOptions",
     "CheckResult",
     "CompiledPack",
     "CompiledRule",
@@ -94,6 +100,7 @@ __all__ = [
     "Repair",
     "RepairArg",
     "RepairInput",
+    "Reply",
     "Severity",
     "Skill",
     "StoreFactory",

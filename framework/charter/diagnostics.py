@@ -99,6 +99,17 @@ CODES: Mapping[str, str] = {
     "CH204": "a plugin raised inside a hook",
     "CH205": "a plugin was disabled",
     "CH206": "invalid plugin configuration",
+    # the runtime configuration (charter.toml, [tool.charter], environment)
+    "CH400": "the configuration file cannot be read or is not valid TOML",
+    "CH401": "unknown configuration key (ignored)",
+    "CH402": "configuration value has the wrong type",
+    "CH403": "configuration value is not allowed",
+    "CH404": "invalid database or server URL",
+    "CH405": "port out of range",
+    "CH406": "a secret written in the configuration file",
+    "CH407": "a tenant's token variable is not set",
+    "CH408": "tenant defined twice",
+    "CH409": "a required configuration key is missing",
     "CH900": "internal error",
 }
 

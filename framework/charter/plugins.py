@@ -40,7 +40,7 @@ from charter.registry import Registry
 from charter.settings import PluginSettings, load_settings
 
 ENTRY_POINT_GROUP = "charter"
-BUILTIN_PLUGINS = ("charter.builtin", "charter.memory.embedders")
+BUILTIN_PLUGINS = ("charter.builtin", "charter.memory.embedders", "charter.llm.backends")
 _PREFIX = "charter_"
 
 

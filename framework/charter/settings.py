@@ -55,7 +55,10 @@ def _config_file(cwd: Path) -> tuple[Path, Mapping[str, Any]] | None:
         return charter_toml, _load_toml(charter_toml).get("plugins", {})
     pyproject = cwd / "pyproject.toml"
     if pyproject.is_file():
-        table = _load_toml(pyproject).get("tool", {}).get("charter", {}).get("plugins")
+        table: Any = _load_toml(pyproject)
+        for key in ("tool", "charter", "plugins"):
+            # [tool] charter = 1 is not ours to read: the configuration check reports it
+            table = table.get(key) if isinstance(table, dict) else None
         if table is not None:
             return pyproject, table
     return None

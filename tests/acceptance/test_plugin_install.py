@@ -215,7 +215,11 @@ def test_after_uninstalling_the_plugin_and_its_pack_are_gone(venv: Venv) -> None
     assert removed.code == 0, removed.out + removed.err
     left = _plugins(venv)
     assert [p for p in left if "acme" in (p["name"], p["distribution"])] == []
-    assert [p["name"] for p in left] == ["charter.builtin", "charter.memory.embedders"]
+    assert [p["name"] for p in left] == [
+        "charter.builtin",
+        "charter.llm.backends",
+        "charter.memory.embedders",
+    ]
     r = venv.charter("check", "--domain", "acme", "您的订单ACME-20240001已发货。")
     assert r.code == 1, r
     assert "unknown domain 'acme'" in r.out + r.err

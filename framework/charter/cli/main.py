@@ -17,6 +17,7 @@ import typer
 
 from charter._version import __version__
 from charter.cli import check as check_cmd
+from charter.cli import config as config_cmd
 from charter.cli import demo as demo_cmd
 from charter.cli import goals as goals_cmd
 from charter.cli import memory as memory_cmd
@@ -26,6 +27,7 @@ from charter.cli import schema as schema_cmd
 from charter.cli import skills as skills_cmd
 from charter.cli import test as test_cmd
 from charter.cli import tickets as tickets_cmd
+from charter.cli import trace as trace_cmd
 from charter.cli import validate as validate_cmd
 from charter.cli.common import EXIT_INTERNAL, EXIT_USAGE, STATE, DiagFormat, OutFormat
 
@@ -168,6 +170,8 @@ app.add_typer(goals_cmd.app, name="goals")
 app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(tickets_cmd.app, name="tickets")
 app.add_typer(skills_cmd.app, name="skills")
+app.add_typer(config_cmd.app, name="config")
+trace_cmd.register(app)
 
 
 # typer ships its own copy of click; its usage error is the base class of typer.BadParameter

@@ -171,6 +171,7 @@ class GoalsCompiler:
             for j, raw in enumerate(_list(item.get("deliverables")))
             if (d := self.deliverable(raw, (*ptr, "deliverables", j), iid, names)) is not None
         )
+        skill = self.skill(item.get("skill"), (*ptr, "skill"), iid, names)
         if trigger is None:
             return None
         return S.IntentSpec(
@@ -188,6 +189,21 @@ class GoalsCompiler:
             or duration(_s(limits.get("timeout")) or "30m")
             or S.DEFAULT_TIMEOUT_S,
             inherits=tuple(n for n in _list(item.get("inherits")) if isinstance(n, str)),
+            skill=skill,
+        )
+
+    def skill(self, raw: Any, ptr: Pointer, iid: str, names: list[str]) -> S.SkillBinding | None:
+        """The intent's skill binding; its templates may name only the intent's slots (the
+        skill itself is checked by the skills stage, which knows the contracts)."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+            return None
+        found = raw.get("args")
+        args: dict[str, Any] = found if isinstance(found, dict) else {}
+        for arg, value in args.items():
+            if isinstance(value, str):
+                self.refs(value, names, (*ptr, "args", arg), iid, f"skill argument '{arg}'")
+        return S.SkillBinding(
+            raw["name"], json.dumps(args, ensure_ascii=False, sort_keys=True), self.doc.loc(ptr)
         )
 
     def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:

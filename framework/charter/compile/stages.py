@@ -170,7 +170,7 @@ class Pipeline:
 
     # -- stage 8 ------------------------------------------------------------------------------
     def skills(self) -> None:
-        self.skills_spec, more = compile_skills(self.source, self.registry)
+        self.skills_spec, more = compile_skills(self.source, self.registry, self.goal_spec)
         self.diagnostics.extend(more)
 
     # -- stage 9 ------------------------------------------------------------------------------

@@ -648,7 +648,7 @@ class _Build:
                     inherited=inherited,
                     missing=missing,
                     status="pending" if missing else "active",
-                    description=_fill(intent.description, values),
+                    description=fill_slots(intent.description, values),
                 )
             )
         self.new = done
@@ -673,7 +673,7 @@ class _Build:
         return None
 
 
-def _fill(template: str, values: Mapping[str, Any]) -> str:
+def fill_slots(template: str, values: Mapping[str, Any]) -> str:
     def one(m: regex.Match[str]) -> str:
         value = values.get(m.group(1))
         if value is None:

@@ -47,6 +47,21 @@ class Deliverable:
 
 
 @dataclass(frozen=True)
+class SkillBinding:
+    """The skill an active goal calls: ``args`` maps each argument to a JSON value, in which
+    a string "{slot}" stands for the slot's value and other strings are templates."""
+
+    name: str
+    args_json: str = "{}"
+    location: Location | None = None
+
+    @property
+    def args(self) -> dict[str, Any]:
+        value: dict[str, Any] = json.loads(self.args_json)
+        return value
+
+
+@dataclass(frozen=True)
 class IntentSpec:
     id: str
     describe: str
@@ -60,6 +75,7 @@ class IntentSpec:
     deliverables: tuple[Deliverable, ...] = ()
     timeout_s: int = DEFAULT_TIMEOUT_S
     inherits: tuple[str, ...] = ()
+    skill: SkillBinding | None = None
 
     def slot(self, name: str) -> SlotSpec | None:
         return next((s for s in self.slots if s.name == name), None)

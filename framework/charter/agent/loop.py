@@ -1,0 +1,248 @@
+"""The turn loop (ARCHITECTURE §5, §7, §12): ``Agent.turn(user_id, session_id, text)``.
+
+    working memory → goals → memory recall (ladder) → skills (guards, fallbacks) →
+    deterministic answer? → prompt (distillation template) → generation → reflection
+    (rules, goal alignment, uncertainty, hallucination interceptor) → repair / retry with the
+    failed rules' guidance / escalate with a ticket / template from skill results →
+    memory writes → goal transitions → hooks → trace
+
+Every step is a trace step with its inputs, outputs and decision. The model is asked only
+when nothing deterministic can answer: a missing slot is asked by the planner's question, a
+split awaiting confirmation by the planner's confirmation, a fallback that clarifies or hands
+over answers itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from charter.agent import steps
+from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
+from charter.agent.reply import ReflectionRecord, Reply, is_negation
+from charter.compile.compiled import CompiledPack
+from charter.extensions import LLM, Embedder
+from charter.memory import working
+from charter.memory.records import Accessor
+from charter.registry import Registry
+from charter.traces.recorder import TraceRecorder
+
+
+class Agent:
+    def __init__(self, parts: Parts, options: AgentOptions | None = None) -> None:
+        self.parts = parts
+        self.options = options or AgentOptions()
+        limit = self.options.max_retries
+        self.max_retries = int(
+            parts.pack.thresholds.get("max_retries", 2) if limit is None else limit
+        )
+
+    @classmethod
+    def from_pack(
+        cls,
+        pack: CompiledPack | str | Path,
+        *,
+        llm: LLM,
+        database_url: str = "sqlite:///charter.db",
+        narrative_path: str | Path | None = None,
+        embedder: Embedder | None = None,
+        memory_key: str | bytes | None = None,
+        registry: Registry | None = None,
+        environ: Mapping[str, str] | None = None,
+        clock: Clock = utcnow,
+        notify: Notify | None = None,
+        options: AgentOptions | None = None,
+    ) -> Agent:
+        """An agent for a compiled pack, or a pack directory or name (compiled here)."""
+        from charter.plugins import default_host
+
+        host = default_host()
+        reg = registry or host.registry
+        if not isinstance(pack, CompiledPack):
+            pack = _compile(pack, reg)
+        parts = build(
+            pack,
+            reg,
+            llm,
+            database_url=database_url,
+            narrative_path=narrative_path,
+            embedder=embedder,
+            memory_key=memory_key,
+            environ=environ,
+            clock=clock,
+            notify=notify if notify is not None else host.notify,
+            options=options,
+        )
+        return cls(parts, options)
+
+    def close(self) -> None:
+        self.parts.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def forget(self, user_id: str, *, tenant: str | None = None) -> dict[str, int]:
+        """Remove the user from every store that holds their words: facts, summaries,
+        short-term turns, traces (the audit trail keeps one anonymised row)."""
+        counts = self.parts.memory.forget(Accessor(user_id, "agent:forget", role="admin"))
+        if self.parts.traces is not None:
+            counts["traces"] = self.parts.traces.delete_user(user_id, tenant=tenant)
+        return counts
+
+    async def aturn(self, user_id: str, session_id: str, text: str, **kw: Any) -> Reply:
+        """``turn`` on a worker thread: the event loop stays free while the model generates."""
+        return await asyncio.to_thread(self.turn, user_id, session_id, text, **kw)
+
+    def turn(
+        self,
+        user_id: str,
+        session_id: str,
+        text: str,
+        *,
+        role: str = "agent",
+        consent: str | None = None,
+        tenant: str | None = None,
+        context: Mapping[str, Any] | None = None,
+    ) -> Reply:
+        p = self.parts
+        accessor = Accessor(user_id, "agent", role=role, use=self.options.use, consent=consent)
+        rec = TraceRecorder(user_id, session_id, p.pack.name, tenant=tenant)
+        text = " ".join(text.split())
+        with working.turn(session_id) as wm:
+            with rec.step("input", {"text": text}) as s:
+                negations = steps.negations(p, user_id, session_id, text)
+                s.outputs.update(negations=negations, negation=is_negation(text))
+                if p.policy.deprecates(text):
+                    s.outputs["deprecated"] = steps.deprecate(p, accessor, session_id)
+            with rec.step("goals", {"text": text}) as s:
+                planned = steps.plan(p, user_id, session_id, text)
+                s.outputs.update(planned.trace())
+                s.decision = planned.decision
+            wm.active_context.current_task = "；".join(g.description for g in planned.active)
+            wm.active_context.user_intent = planned.active[0].intent if planned.active else None
+            with rec.step("recall", {"entities": planned.entities}) as s:
+                recalled = steps.recall(p, accessor, text, planned)
+                s.outputs.update(recalled.trace())
+                s.decision = f"ladder: {recalled.step}"
+            ctx = steps.call_context(p, user_id, session_id, text, negations, recalled, context)
+            with rec.step("skills") as s:
+                called = steps.call_skills(p, planned, ctx)
+                s.inputs["calls"] = [{"skill": c.skill, "args": dict(c.args)} for c in called]
+                s.outputs["outcomes"] = [steps.outcome_dict(c) for c in called]
+                wm.active_context.tool_state = {c.skill: c.status for c in called}
+            direct = steps.deterministic(p, planned, called)
+            if direct is not None:
+                reply = self._direct(rec, direct, planned, recalled, called)
+            else:
+                reply = self._generate(rec, text, planned, recalled, called, ctx)
+            with rec.step("memory", {"write": self.options.write_memory}) as s:
+                s.outputs.update(
+                    steps.remember(p, accessor, session_id, text, reply, planned, self.options)
+                )
+            with rec.step("goal_transitions") as s:
+                s.outputs["moves"] = steps.settle_goals(p, planned, reply)
+            goals = steps.goal_tree(p, user_id, session_id)
+        reply = steps.with_trace(reply, rec.id, goals)
+        steps.after_reflection(p, reply, rec.id, user_id, session_id)
+        if p.traces is not None:
+            # what users typed and models wrote is stored only scrubbed, as memory is
+            p.traces.save(steps.scrubbed(rec.finish(reply.text, reply.verdict), p.pipeline.scrub))
+        else:
+            rec.finish(reply.text, reply.verdict)
+        return reply
+
+    def _direct(
+        self,
+        rec: TraceRecorder,
+        direct: steps.Direct,
+        planned: steps.Planned,
+        recalled: steps.Recalled,
+        called: Sequence[Any],
+    ) -> Reply:
+        p = self.parts
+        with rec.step("answer", {"by": direct.by}) as s:
+            checked = p.engine.check(
+                direct.text, "", steps.rule_context(p, planned, recalled, called)
+            )
+            s.outputs.update(verdict=checked.verdict, text=checked.final_text)
+            s.decision = f"deterministic answer ({direct.by}), no generation"
+        record = ReflectionRecord(
+            goal_aligned=True,
+            constraints_ok=checked.verdict in ("pass", "fixed"),
+            uncertain=recalled.uncertain,
+            failed_rules=checked.failed,
+            attempts=0,
+            verdict=checked.verdict,
+        )
+        verdict = (
+            "ask"
+            if direct.by in ("planner", "fallback") and direct.ticket is None
+            else ("escalate" if direct.ticket else checked.verdict)
+        )
+        return Reply(
+            text=checked.final_text,
+            verdict=verdict,
+            findings=checked.findings,
+            reflection=record,
+            memories_used=recalled.ids,
+            ticket=direct.ticket,
+            skills=tuple(steps.outcome_dict(c) for c in called),
+            answered_by=direct.by,
+        )
+
+    def _generate(
+        self,
+        rec: TraceRecorder,
+        text: str,
+        planned: steps.Planned,
+        recalled: steps.Recalled,
+        called: Sequence[Any],
+        ctx: Any,
+    ) -> Reply:
+        p = self.parts
+        guidance: tuple[str, ...] = ()
+        attempt = 0
+        while True:
+            attempt += 1
+            with rec.step("prompt", {"attempt": attempt}) as s:
+                prompt = steps.prompt(p, text, planned, recalled, called, guidance, ctx)
+                s.outputs.update(tokens=prompt.tokens, dropped=prompt.dropped, text=prompt.text)
+            with rec.step("generate", {"attempt": attempt}) as s:
+                done = p.llm.generate(
+                    list(prompt.messages),
+                    max_tokens=self.options.max_tokens,
+                    temperature=self.options.temperature,
+                )
+                s.outputs.update(text=done.text, tokens=done.tokens, timings=dict(done.timings))
+            with rec.step("reflect", {"attempt": attempt}) as s:
+                judged = steps.reflect(p, text, done.text, planned, recalled, called)
+                s.outputs.update(judged.trace())
+                s.decision = judged.decision(attempt, self.max_retries)
+            if judged.accept:
+                return judged.reply(attempt, recalled, called)
+            if judged.verdict == "retry" and attempt <= self.max_retries:
+                guidance = judged.guidance
+                continue
+            with rec.step("fallback_answer", {"verdict": judged.verdict}) as s:
+                reply = steps.give_up(p, text, judged, attempt, planned, recalled, called, ctx)
+                s.outputs.update(text=reply.text, ticket=reply.ticket)
+                s.decision = reply.answered_by
+            return reply
+
+
+def _compile(pack: str | Path, registry: Registry) -> CompiledPack:
+    from charter.cli.common import resolve_domain
+    from charter.compile.api import compile_path
+
+    root = resolve_domain(str(pack), registry.packs)
+    if root is None:
+        raise ValueError(f"unknown pack {str(pack)!r}: a pack directory or a name under domains/")
+    compiled, diags = compile_path(root, registry)
+    if compiled is None:
+        raise ValueError("the pack does not compile:\n" + "\n".join(d.headline() for d in diags))
+    return compiled

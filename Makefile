@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills install clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,14 +26,15 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check framework plugins tests benchmarks
 
 typecheck: $(STAMP)
-	$(BIN)/mypy framework/charter plugins/charter-zh/charter_zh plugins/charter-skills/charter_skills
+	$(BIN)/mypy framework/charter plugins/charter-zh/charter_zh plugins/charter-skills/charter_skills \
+		plugins/charter-llamacpp/charter_llamacpp
 
 pytest: $(STAMP)
 	$(BIN)/python -m pytest
 
 test: lint typecheck pytest
 
-bench: bench-check bench-goals bench-memory bench-skills
+bench: bench-check bench-goals bench-memory bench-skills bench-turn
 
 bench-check: $(STAMP)
 	$(BIN)/python benchmarks/bench_check.py
@@ -46,6 +47,9 @@ bench-memory: $(STAMP)
 
 bench-skills: $(STAMP)
 	$(BIN)/python benchmarks/bench_skills.py
+
+bench-turn: $(STAMP)
+	$(BIN)/python benchmarks/bench_turn.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -104,10 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:
         generation_speed = None
     if generation_speed is not None:
-        try:
-            lines, gen = generation_speed(args.quick)
-        except RuntimeError as e:  # the plugin or llama-cpp-python is not installed
-            print(f"\ngeneration speed: not measured ({e})")
+        lines, gen = generation_speed(args.quick)
+        if "skipped" in gen:  # llama-cpp-python or the plugin is not installed
+            print(f"\ngeneration speed: not measured ({gen['skipped']})")
         else:
             print()
             for line in lines:

@@ -1,0 +1,78 @@
+"""An agent from the runtime configuration (``charter.toml``, the environment): what
+``charter chat``, ``charter demo`` and ``charter serve`` start from.
+
+The model comes from the registered backend the configuration names, with the options that
+backend takes: ``llamacpp`` the GGUF path (empty: the bundled Gemma) and the context size;
+``openai`` the server's URL and key; ``scripted`` the answers given to this function (tests
+and drills). The memory key comes from the variable the configuration names; a pack that
+encrypts memory and finds no key refuses to start (never plaintext).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from charter.agent.loop import Agent
+from charter.agent.parts import AgentOptions
+from charter.config import Config
+from charter.extensions import LLM
+from charter.registry import Registry
+
+
+def backend_options(config: Config) -> dict[str, Any]:
+    m = config.model
+    if m.backend == "llamacpp":
+        return {"model_path": m.path or None, "n_ctx": m.n_ctx}
+    if m.backend == "openai":
+        options: dict[str, Any] = {"base_url": m.base_url}
+        if m.api_key is not None:
+            options["api_key"] = m.api_key.reveal()
+        return options
+    return {}
+
+
+def make_llm(config: Config, registry: Registry, extra: Mapping[str, Any] | None = None) -> LLM:
+    """The configured backend's LLM; ``extra`` options go to the backend as they are."""
+    backend = registry.llm_backends.get(config.model.backend)
+    if backend is None:
+        names = ", ".join(sorted(registry.llm_backends)) or "none"
+        raise ValueError(
+            f"no installed plugin registers the model backend {config.model.backend!r} "
+            f"(installed: {names})"
+        )
+    return backend.create({**backend_options(config), **dict(extra or {})})
+
+
+def agent_from_config(
+    config: Config,
+    *,
+    domain: str | None = None,
+    llm: LLM | None = None,
+    registry: Registry | None = None,
+    environ: Mapping[str, str] | None = None,
+    narrative: bool = True,
+) -> Agent:
+    from charter.plugins import default_host
+
+    env = os.environ if environ is None else environ
+    reg = registry or default_host().registry
+    model = llm if llm is not None else make_llm(config, reg)
+    key = config.memory.key.reveal() if config.memory.key is not None else None
+    options = AgentOptions(
+        max_retries=config.agent.max_retries,
+        max_tokens=config.model.max_tokens,
+        temperature=config.model.temperature,
+        trace=config.agent.trace,
+    )
+    return Agent.from_pack(
+        domain or config.agent.domain,
+        llm=model,
+        database_url=config.database.url,
+        narrative_path=config.memory.narrative_path if narrative else None,
+        memory_key=key,
+        registry=reg,
+        environ=env,
+        options=options,
+    )

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from charter.agent import Agent, Reply
+from charter.agent import Agent, AgentOptions, Reply
 from charter.llm.scripted import ScriptedLLM
 from charter.memory.pipeline import Candidate, PreparedFact
 from charter.memory.records import Accessor
@@ -33,7 +33,7 @@ Open = Callable[..., Agent]
 def open_agent(tmp_path: Path) -> Iterator[Open]:
     made: list[Agent] = []
 
-    def open_(domain: str, answers: list[str]) -> Agent:
+    def open_(domain: str, answers: list[str], **options: Any) -> Agent:
         db = tmp_path / f"{domain}.db"
         db.touch()
         agent = Agent.from_pack(
@@ -42,6 +42,7 @@ def open_agent(tmp_path: Path) -> Iterator[Open]:
             database_url=f"sqlite:///{db}",
             memory_key=KEY,
             clock=lambda: NOW,
+            options=AgentOptions(**options),
         )
         made.append(agent)
         return agent
@@ -259,3 +260,22 @@ def test_forget_removes_the_user_from_every_store(open_agent: Open) -> None:
     assert agent.forget("u1") == {"summaries": 0, "turns": 1, "facts": 1, "traces": 1}
     left = dump(agent, ("memory_", "short_term", "trace"))
     assert "u1" not in left.split() and "u2" in left.split()
+
+
+def test_self_reflection_runs_after_the_checkers(open_agent: Open) -> None:
+    agent = open_agent(
+        "ecommerce",
+        [
+            "您的订单DD202405010001已发货，正在运输中。",
+            "【目标对齐】Y\n【约束合规】Y\n【不确定性】低",
+        ],
+        self_reflection=True,
+    )
+    r = agent.turn("u1", "s1", "订单号DD202405010001的订单发货了吗")
+    assert summary(r) == ("pass", "model", 1, "您的订单DD202405010001已发货，正在运输中。")
+    own = step(agent, r, "self_reflect")
+    assert (own.outputs["goal_aligned"], own.outputs["constraints_ok"], own.decision) == (
+        True,
+        True,
+        "agrees",
+    )

@@ -65,6 +65,7 @@ def agent_from_config(
         max_tokens=config.model.max_tokens,
         temperature=config.model.temperature,
         trace=config.agent.trace,
+        self_reflection=config.agent.self_reflection,
     )
     return Agent.from_pack(
         domain or config.agent.domain,

@@ -22,6 +22,7 @@ from typing import Any
 from charter.agent import steps
 from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
 from charter.agent.reply import ReflectionRecord, Reply, is_negation
+from charter.agent.selfcheck import SelfReflection
 from charter.compile.compiled import CompiledPack
 from charter.extensions import LLM, Embedder
 from charter.memory import working
@@ -37,6 +38,11 @@ class Agent:
         limit = self.options.max_retries
         self.max_retries = int(
             parts.pack.thresholds.get("max_retries", 2) if limit is None else limit
+        )
+        self.selfcheck = (
+            SelfReflection(parts.llm, pack=parts.pack.name, notify=parts.notify)
+            if self.options.self_reflection
+            else None
         )
 
     @classmethod
@@ -223,6 +229,15 @@ class Agent:
                 judged = steps.reflect(p, text, done.text, planned, recalled, called)
                 s.outputs.update(judged.trace())
                 s.decision = judged.decision(attempt, self.max_retries)
+            if self.selfcheck is not None:
+                with rec.step("self_reflect", {"attempt": attempt}) as s:
+                    goal = "；".join(g.description for g in planned.active)
+                    record = judged.record(attempt)
+                    own = self.selfcheck.check(
+                        goal, judged.checked.final_text, record, rec.id, ctx.user_id, ctx.session_id
+                    )
+                    s.outputs.update(own.as_dict())
+                    s.decision = "disagrees with the rules" if own.disagrees(record) else "agrees"
             if judged.accept:
                 return judged.reply(attempt, recalled, called)
             if judged.verdict == "retry" and attempt <= self.max_retries:

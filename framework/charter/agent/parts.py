@@ -52,6 +52,7 @@ class AgentOptions:
     use: str = "support"  # the domain use memories are read and written for
     trace: bool = True
     write_memory: bool = True
+    self_reflection: bool = False  # the model also answers the three reflection lines
 
 
 @dataclass

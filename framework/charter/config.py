@@ -20,6 +20,8 @@ the file, the environment; an empty variable counts as unset.
     max_tokens = 256
     temperature = 0.2
     n_ctx = 2048
+    [model.options]                     # anything else the backend's create takes, as is
+    default = "好的"                    # (here: the scripted backend's default answer)
     [agent]
     domain = "finance"
     max_retries = 2
@@ -49,7 +51,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from charter.config_show import masked
+from charter.config_show import masked, masked_options
 from charter.config_specs import mask_url
 from charter.config_toml import read_config_file, redact
 from charter.diagnostics import Diagnostic, Location, error, sort_diagnostics
@@ -71,13 +73,18 @@ class Secret:
 
 
 class _MaskedURLs:
-    """A repr with the password of every URL masked: reprs end up in logs and tracebacks."""
+    """A repr with the password of every URL (and every secret-named backend option) masked:
+    reprs end up in logs and tracebacks."""
 
     def __repr__(self) -> str:
         shown = []
         for f in fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            shown.append(f"{f.name}={mask_url(value) if f.name.endswith('url') else value!r}")
+            if f.name.endswith("url"):
+                shown.append(f"{f.name}={mask_url(value)}")
+            else:
+                value = masked_options(value) if f.name == "options" else value
+                shown.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
 
 
@@ -104,6 +111,9 @@ class ModelConfig(_MaskedURLs):
     temperature: float = 0.2
     n_ctx: int = 2048
     api_key: Secret | None = None
+    # [model.options]: passed to the backend's create as they are (after the settings above,
+    # so they can override them); the backend checks them, not the configuration
+    options: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)

@@ -32,12 +32,12 @@ from charter.config_specs import (
     nonempty,
     url_password,
 )
-from charter.config_toml import ConfigFile
+from charter.config_toml import SECRET_KEYS, ConfigFile
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.settings import PluginSettings, _truthy
 
 # keys that are known but not plain settings: secrets and the tenants array
-EXTRA_KEYS = {"memory": ("key",), "model": ("api_key",), "serve": ("tenants",)}
+EXTRA_KEYS = {"memory": ("key",), "model": ("api_key", "options"), "serve": ("tenants",)}
 TENANT_KEYS = ("name", "token_env", "token")
 PLUGIN_ENV = {
     "allow": "CHARTER_PLUGINS",
@@ -133,6 +133,8 @@ class _Builder:
         spec = SPECS[section].get(key)
         if (section, key) == ("serve", "tenants"):
             self.read_tenants(value, loc)
+        elif (section, key) == ("model", "options"):
+            self.read_options(value, loc)
         elif (section, key) == ("model", "api_key"):
             text = self.secret_in_file(
                 dotted, value, loc, "put the key in the variable model.api_key_env names instead"
@@ -188,6 +190,29 @@ class _Builder:
                     f"set the whole URL in ${spec.env} instead",
                 )
             )
+
+    def read_options(self, value: Any, loc: Location) -> None:
+        """``[model.options]``: free-form, for the backend to check when it is created; only a
+        secret-named key is a concern here (CH406, like ``model.api_key``)."""
+        if not isinstance(value, Mapping):
+            self.wrong_type(
+                "model.options", "a table", value, loc, "write [model.options] and the options"
+            )
+            return
+        for key, option in value.items():
+            where = self.loc("model", "options", key)
+            if key in SECRET_KEYS:
+                self.redact.append(str(option))
+                self.diags.append(
+                    warning(
+                        "CH406",
+                        f"model.options.{key} is a secret written in the file",
+                        where,
+                        "pass it from the environment instead (model.api_key_env for the key)",
+                    )
+                )
+            self.origins[f"model.options.{key}"] = where
+        self.values["model"]["options"] = dict(value)
 
     def read_tenants(self, value: Any, loc: Location) -> None:
         if not isinstance(value, list):

@@ -6,11 +6,15 @@ comment) when not, and the password of a URL is ``***``.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 from charter.config_specs import mask_url
+from charter.config_toml import SECRET_KEYS
 
 if TYPE_CHECKING:
     from charter.config import Config, Secret
@@ -20,6 +24,12 @@ MASK = "***"
 
 def _secret(value: Secret | None) -> str | None:
     return None if value is None else MASK
+
+
+def masked_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """``[model.options]`` with the value of every secret-named key (``api_key``, ``token``...)
+    masked: the options are free-form, so their names are all there is to go by."""
+    return {k: MASK if k in SECRET_KEYS else v for k, v in options.items()}
 
 
 def masked(config: Config) -> dict[str, Any]:
@@ -39,6 +49,8 @@ def masked(config: Config) -> dict[str, Any]:
                 ]
             elif f.name in ("url", "base_url"):
                 table[f.name] = mask_url(value)
+            elif f.name == "options":
+                table["options"] = masked_options(value)
             else:
                 table[f.name] = value
         out[section] = table
@@ -52,13 +64,21 @@ def masked(config: Config) -> dict[str, Any]:
     return out
 
 
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key, ensure_ascii=False)
+
+
 def _toml(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):  # a backend option's value may be a table
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml(v)}" for k, v in value.items()) + "}"
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # a valid TOML basic string
+    if isinstance(value, dt.date | dt.time):
+        return value.isoformat()
     return repr(value)
 
 
@@ -69,15 +89,20 @@ def _unset(key: str, section: dict[str, Any]) -> str:
     return f"# {key}: not set (${env})" if env else f"# {key}: not set"
 
 
-def _table(header: str, prefix: str, data: dict[str, Any], config: Config) -> list[str]:
+def _table(
+    header: str, prefix: str, data: dict[str, Any], config: Config, *, free_form: bool = False
+) -> list[str]:
     rows: list[tuple[str, str | None]] = []
     for key, value in data.items():
-        if isinstance(value, list) and value and isinstance(value[0], dict):
-            continue  # an array of tables follows its parent table
-        if value is None:
+        if not free_form and (
+            isinstance(value, dict)
+            or (isinstance(value, list) and value and isinstance(value[0], dict))
+        ):
+            continue  # a sub-table, or an array of tables, follows its parent table
+        if value is None and not free_form:
             rows.append((_unset(key, data), None))
         else:
-            rows.append((f"{key} = {_toml(value)}", config.source(f"{prefix}{key}")))
+            rows.append((f"{_toml_key(key)} = {_toml(value)}", config.source(f"{prefix}{key}")))
     width = max((len(line) for line, source in rows if source is not None), default=0)
     lines = [line if src is None else f"{line.ljust(width)}  # {src}" for line, src in rows]
     return [header, *lines]
@@ -91,6 +116,10 @@ def render_toml(config: Config) -> str:
     blocks = [[f"# effective configuration: defaults < {where}; secrets masked"]]
     for section, table in data.items():
         blocks.append(_table(f"[{section}]", f"{section}.", table, config))
+        for key, sub in table.items():
+            if isinstance(sub, dict) and sub:
+                header, prefix = f"[{section}.{key}]", f"{section}.{key}."
+                blocks.append(_table(header, prefix, sub, config, free_form=True))
         for i, tenant in enumerate(table.get("tenants", [])):
             blocks.append(_table("[[serve.tenants]]", f"serve.tenants[{i}].", tenant, config))
     return "\n\n".join("\n".join(block) for block in blocks) + "\n"
@@ -113,4 +142,6 @@ def render_json(config: Config) -> str:
 
     walk("", data)
     doc = {"config": data, "sources": sources}
-    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+    # a TOML date or time can only come from a free-form backend option
+    text = json.dumps(doc, ensure_ascii=False, indent=2, default=lambda v: v.isoformat())
+    return text + "\n"

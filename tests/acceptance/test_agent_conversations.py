@@ -257,8 +257,16 @@ def test_forget_removes_the_user_from_every_store(open_agent: Open) -> None:
     agent = open_agent("ecommerce", ["您的订单DD202405010001已发货，正在运输中。"])
     agent.turn("u1", "s1", "订单号DD202405010001的订单发货了吗")
     agent.turn("u2", "s1", "订单号DD202405010001的订单发货了吗")
-    assert agent.forget("u1") == {"summaries": 0, "turns": 1, "facts": 1, "traces": 1}
-    left = dump(agent, ("memory_", "short_term", "trace"))
+    assert agent.forget("u1") == {
+        "summaries": 0,
+        "turns": 1,
+        "facts": 1,
+        "goals": 1,
+        "tickets": 0,
+        "traces": 1,
+    }
+    assert agent.parts.goals.tree("u1") == [] and len(agent.parts.goals.tree("u2")) == 1
+    left = dump(agent, ("memory_", "short_term", "trace", "goal_"))
     assert "u1" not in left.split() and "u2" in left.split()
 
 

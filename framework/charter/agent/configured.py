@@ -34,7 +34,8 @@ def backend_options(config: Config) -> dict[str, Any]:
 
 
 def make_llm(config: Config, registry: Registry, extra: Mapping[str, Any] | None = None) -> LLM:
-    """The configured backend's LLM; ``extra`` options go to the backend as they are."""
+    """The configured backend's LLM: its settings from ``[model]``, then ``[model.options]``,
+    then ``extra``, each passed to the backend as they are."""
     backend = registry.llm_backends.get(config.model.backend)
     if backend is None:
         names = ", ".join(sorted(registry.llm_backends)) or "none"
@@ -42,7 +43,8 @@ def make_llm(config: Config, registry: Registry, extra: Mapping[str, Any] | None
             f"no installed plugin registers the model backend {config.model.backend!r} "
             f"(installed: {names})"
         )
-    return backend.create({**backend_options(config), **dict(extra or {})})
+    options = {**backend_options(config), **dict(config.model.options), **dict(extra or {})}
+    return backend.create(options)
 
 
 def agent_from_config(

@@ -11,6 +11,7 @@ escalation to a person with a ticket; an ``escalate`` verdict escalates at once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -122,6 +123,18 @@ class Judged:
         )
 
 
+_ECHO = re.compile(
+    r"^\s*(【(用户画像|当前任务|关联记忆|技能结果|近期对话|修改要求)】|请基于以上信息回答).*$"
+)
+
+
+def without_echo(output: str) -> str:
+    """A base model often repeats the prompt's labelled lines before (or instead of) its
+    answer: those lines are the prompt, not an answer, and are dropped before judging."""
+    kept = [line for line in output.splitlines() if not _ECHO.match(line)]
+    return "\n".join(kept).strip()
+
+
 def reflect(
     p: Parts,
     text: str,
@@ -130,7 +143,7 @@ def reflect(
     recalled: Recalled,
     called: Sequence[Called],
 ) -> Judged:
-    output = output.strip()
+    output = without_echo(output)
     ctx = rule_context(p, planned, recalled, called, output)
     checked = p.engine.check(output, text, ctx)
     final = checked.final_text
@@ -166,7 +179,7 @@ def give_up(
             return Reply(
                 text=checked.final_text,
                 verdict="retry",
-                findings=judged.checked.findings,
+                findings=checked.findings,  # of the text sent; the drafts are in the trace
                 reflection=record.record(attempts),
                 memories_used=recalled.ids,
                 attempts=attempts,

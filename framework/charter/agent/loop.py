@@ -94,8 +94,10 @@ class Agent:
 
     def forget(self, user_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Remove the user from every store that holds their words: facts, summaries,
-        short-term turns, traces (the audit trail keeps one anonymised row)."""
+        short-term turns, goals, tickets, traces (the audit trail keeps one anonymised row)."""
         counts = self.parts.memory.forget(Accessor(user_id, "agent:forget", role="admin"))
+        counts["goals"] = self.parts.goals.forget_user(user_id)
+        counts["tickets"] = self.parts.tickets.delete_user(user_id)
         if self.parts.traces is not None:
             counts["traces"] = self.parts.traces.delete_user(user_id, tenant=tenant)
         return counts
@@ -185,11 +187,12 @@ class Agent:
             attempts=0,
             verdict=checked.verdict,
         )
-        verdict = (
-            "ask"
-            if direct.by in ("planner", "fallback") and direct.ticket is None
-            else ("escalate" if direct.ticket else checked.verdict)
-        )
+        if direct.ticket is not None:
+            verdict = "escalate"
+        elif direct.asks and checked.verdict == "pass":
+            verdict = "ask"
+        else:
+            verdict = checked.verdict
         return Reply(
             text=checked.final_text,
             verdict=verdict,

@@ -230,6 +230,11 @@ class Direct:
     text: str
     by: str  # planner, fallback, skill
     ticket: str | None = None
+    action: str = ""  # the fallback's action: clarify asks, degrade_to_faq/call/... answer
+
+    @property
+    def asks(self) -> bool:
+        return self.by in ("planner", "skill") or self.action == "clarify"
 
 
 def deterministic(p: Parts, planned: Planned, called: Sequence[Called]) -> Direct | None:
@@ -240,7 +245,7 @@ def deterministic(p: Parts, planned: Planned, called: Sequence[Called]) -> Direc
     for c in called:
         fb = c.outcome.fallback
         if fb is not None and fb.action != "none":
-            return Direct(fb.text, "fallback", fb.ticket)
+            return Direct(fb.text, "fallback", fb.ticket, fb.action)
         if c.outcome.status == "invalid":
             return Direct(c.outcome.text, "skill")
     if planned.questions and not any(c.status == "ok" for c in called):

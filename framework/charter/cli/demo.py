@@ -1,15 +1,34 @@
-"""``charter demo``: the three first-party domains checking realistic model outputs.
+"""``charter demo [--rules-only] [--keep DIR]``: the three first-party packs talking, through the
+agent runtime, to the real local model (what ``make demo`` runs).
 
-Until the agent runtime exists this shows the checker engine alone: for each domain a handful
-of outputs a small model might produce, the verdict, what failed and the repaired text.
+For each domain a scripted conversation (``charter.cli.demo_script``) goes through
+``Agent.turn`` with every layer real: a temporary SQLite database (removed at the end unless
+``--keep DIR``), a memory key generated for the run (the packs encrypt), the reference skills,
+and the ``llamacpp`` backend with the bundled Gemma 3 270M base model. Each turn prints the
+user's words, the reply with its verdict, and a note of what actually happened, read from the
+reply and its trace; a summary table at the end says which features each domain exercised.
+
+``--rules-only`` (and the fallback when llama-cpp-python is not installed or the model cannot
+load) shows the checker engine alone: outputs a small model might produce, the verdict, what
+failed and the repaired text. No model, a second or two.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
-from rich.console import Console
-from rich.table import Table
+import typer
 
 from charter.cli.common import (
     EXIT_OK,
@@ -19,73 +38,344 @@ from charter.cli.common import (
     resolve_domain,
     runtime_registry,
 )
-from charter.compile.api import compile_path
-from charter.reflect.engine import Engine
+from charter.cli.demo_render import Checked, DemoOut, PlainDemoOut, RichDemoOut
+from charter.cli.demo_script import CONVERSATIONS, SAMPLES, Conversation, Guess, Step, annotate
+from charter.registry import Registry
 
-SAMPLES: dict[str, list[tuple[str, dict[str, object]]]] = {
-    "finance": [
-        ("合同金额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），请于2024-05-01前支付。", {}),
-        ("合同金额为¥12,345.60（壹万贰仟元整），请在2025年3月8日前完成转账。", {}),
-        ("该基金近一年收益率为5.2%，业绩稳健。", {}),
-        ("这款产品保证年化收益8%，绝对安全。", {}),
-        ("目前小微企业的增值税征收率为1%，依据财税〔2023〕1号。", {}),
-        ("将使用您上次留下的对公账户办理。", {"memory": {"min_confidence": 0.6}}),
-    ],
-    "ecommerce": [
-        ("这款耳机是全网最低价，现价199元。", {}),
-        ("现在下单可领满300减50优惠券。", {}),
-        ("满300减50优惠券，有效期至2024-06-18，详情见https://shop.example.com/coupon", {}),
-        ("这件外套售价299.00元，七天无理由退换。", {}),
-    ],
-    "medical": [
-        ("根据您的描述，你得了急性胃炎。", {}),
-        ("发热时可以服用布洛芬缓解症状。", {}),
-        ("您的症状可能与多种原因有关，建议尽快到医院就诊。", {}),
-        ("可以考虑服用对乙酰氨基酚退烧，请遵医嘱。我们不能保证一定见效。", {}),
-    ],
-}
+if TYPE_CHECKING:
+    from charter.agent.loop import Agent
+    from charter.extensions import LLM, Skill
 
-COLORS = {
-    "pass": "green",
-    "fixed": "cyan",
-    "retry": "yellow",
-    "escalate": "magenta",
-    "block": "red",
-}
+SEED = 7  # the same prompt gives the same text: a rerun shows the same conversation
+MAX_TOKENS = 48
+TEMPERATURE = 0.7
 
 
-def run() -> int:
-    console = Console(highlight=False)
-    reg, diags = runtime_registry()
-    if reg is None:
+def command(
+    rules_only: Annotated[
+        bool,
+        typer.Option("--rules-only", help="Show the rules checking canned outputs; no model."),
+    ] = False,
+    keep: Annotated[
+        Path | None,
+        typer.Option("--keep", metavar="DIR", help="Keep the demo's database in DIR/demo.db."),
+    ] = None,
+) -> None:
+    """Scripted conversations with the three domains, against the local model."""
+    raise typer.Exit(run(rules_only=rules_only, keep=keep))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("demo")(command)
+
+
+def run(*, rules_only: bool = False, keep: Path | None = None, out: DemoOut | None = None) -> int:
+    shown = out or (RichDemoOut() if sys.stdout.isatty() else PlainDemoOut())
+    registry, diags = runtime_registry()
+    if registry is None:
         emit_diagnostics(diags, DiagFormat.text)
         return EXIT_USER
+    if rules_only:
+        return rules(shown, registry)
+    return run_demo(shown, registry=registry, keep=keep).status
+
+
+# ---- the rules alone --------------------------------------------------------------------------
+
+
+def rules(out: DemoOut, registry: Registry) -> int:
+    from charter.compile.api import compile_path
+    from charter.reflect.engine import Engine
+
     status = EXIT_OK
     for domain, samples in SAMPLES.items():
-        root = resolve_domain(domain, reg.packs)
-        pack, more = compile_path(root or Path("domains") / domain, reg)
+        root = resolve_domain(domain, registry.packs)
+        pack, diags = compile_path(root or Path("domains") / domain, registry)
         if pack is None:
-            emit_diagnostics(diags + more, DiagFormat.text)
+            emit_diagnostics(diags, DiagFormat.text)
             status = EXIT_USER
             continue
-        engine = Engine(pack, reg)
-        table = Table(
-            title=f"domain: {domain} ({len(pack.rules)} rules)", show_lines=True, expand=True
-        )
-        table.add_column("model output", ratio=3, overflow="fold")
-        table.add_column("verdict", no_wrap=True)
-        table.add_column("failed rules", ratio=2, overflow="fold")
-        table.add_column("sent to the user", ratio=3, overflow="fold")
+        engine = Engine(pack, registry)
+        rows = []
         for text, ctx in samples:
             r = engine.check(text, "", ctx)
-            failed = "\n".join(
+            failed = tuple(
                 f"{f.rule_id} ({f.action}{', fixed' if f.fixed else ''})" for f in r.findings
             )
             sent = (
                 r.final_text
                 if r.verdict in ("pass", "fixed", "block")
-                else (f"[dim]draft kept for {r.verdict}:[/dim] {r.final_text}")
+                else f"draft kept for {r.verdict}: {r.final_text}"
             )
-            table.add_row(text, f"[{COLORS[r.verdict]}]{r.verdict}[/]", failed or "-", sent)
-        console.print(table)
+            rows.append(Checked(text, r.verdict, failed, sent))
+        out.checked(f"domain: {domain} ({len(pack.rules)} rules)", rows)
     return status
+
+
+# ---- the conversations ------------------------------------------------------------------------
+
+
+class Outage:
+    """A registered skill that raises while ``down`` is set: the demo's simulated outage."""
+
+    def __init__(self, skill: Skill) -> None:
+        self.skill = skill
+        self.name = skill.name
+        self.description = skill.description
+        self.down = False
+
+    def __call__(self, args: Mapping[str, Any]) -> Any:
+        if self.down:
+            raise ConnectionError(f"simulated outage of {self.name} (charter demo)")
+        return self.skill(args)
+
+
+@dataclass
+class Result:
+    """The exit status and, per domain, the features a conversation showed (feature -> detail)."""
+
+    status: int = EXIT_OK
+    seen: dict[str, dict[str, str]] = field(default_factory=dict)
+    turns: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def model_missing(registry: Registry) -> str | None:
+    """Why the local model cannot run here, or None."""
+    if "llamacpp" not in registry.llm_backends:
+        return "no installed plugin registers the llamacpp backend (charter-llamacpp)"
+    if importlib.util.find_spec("llama_cpp") is None:
+        return "llama-cpp-python is not installed (pip install llama-cpp-python)"
+    return None
+
+
+def run_demo(
+    out: DemoOut,
+    *,
+    registry: Registry,
+    llm: LLM | None = None,
+    keep: Path | None = None,
+    clock: Callable[[], datetime] | None = None,
+    timer: Callable[[], float] = time.perf_counter,
+) -> Result:
+    """The conversations against ``llm`` (default: the bundled model through the ``llamacpp``
+    backend; when it cannot run, the rules alone, with a note, exit 0)."""
+    started = timer()
+    if keep is not None and (keep / "demo.db").exists():
+        out.warn(f"{keep / 'demo.db'} exists: remove it or give --keep another directory")
+        return Result(EXIT_USER)
+    label = f"{type(llm).__name__} (given to the demo)"
+    if llm is None:
+        why = model_missing(registry)
+        if why is None:
+            try:
+                with out.busy("loading the bundled Gemma 3 270M model (llama.cpp)…"):
+                    llm = registry.llm_backends["llamacpp"].create({"seed": SEED})
+            except (RuntimeError, OSError, ValueError) as exc:
+                why = f"the local model cannot be loaded: {exc}"
+        if llm is None:
+            out.warn(f"{why}; showing the rules alone instead (charter demo --rules-only)")
+            return Result(rules(out, registry))
+        label = (
+            f"llamacpp, the bundled Gemma 3 270M base model (loaded in {timer() - started:.1f}s)"
+        )
+    out.say(f"charter demo: {len(CONVERSATIONS)} scripted conversations through the agent runtime")
+    out.say(f"model: {label}")
+    out.say(f"sampling: seed {SEED} · max_tokens {MAX_TOKENS} · temperature {TEMPERATURE}")
+    where = keep if keep is not None else Path(tempfile.mkdtemp(prefix="charter-demo-"))
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        db = where / "demo.db"
+        db.touch()
+        out.say(
+            f"database: {db} (kept)"
+            if keep is not None
+            else "database: a temporary SQLite file, removed at the end (--keep DIR keeps it)"
+        )
+        out.say(
+            "memory key: 256 random bits from os.urandom, made for this run and never stored "
+            "(the packs encrypt L2/L3 memories)"
+        )
+        out.say("a base model's text varies: each ↳ note says what actually happened")
+        demo = _Demo(out, registry, llm, f"sqlite:///{db}", os.urandom(32), clock, timer)
+        result = Result()
+        for conversation in CONVERSATIONS:
+            demo.converse(conversation, result)
+        _summary(out, result, timer() - started)
+        if keep is not None:
+            out.say(
+                f"look around: CHARTER_DATABASE_URL=sqlite:///{db} charter tickets list "
+                "(charter traces, charter trace ID)"
+            )
+        return result
+    finally:
+        if keep is None:
+            shutil.rmtree(where, ignore_errors=True)
+
+
+class _Demo:
+    def __init__(
+        self,
+        out: DemoOut,
+        registry: Registry,
+        llm: LLM,
+        database_url: str,
+        key: bytes,
+        clock: Callable[[], datetime] | None,
+        timer: Callable[[], float],
+    ) -> None:
+        self.out = out
+        self.registry = registry
+        self.llm = llm
+        self.database_url = database_url
+        self.key = key
+        self.clock = clock
+        self.timer = timer
+
+    def _agent(self, domain: str, outages: Mapping[str, Outage]) -> Agent:
+        from charter.agent import Agent, AgentOptions
+        from charter.agent.parts import utcnow
+
+        registry = self.registry
+        if outages:
+            registry = dataclasses.replace(registry, skills={**registry.skills, **outages})
+        return Agent.from_pack(
+            domain,
+            llm=self.llm,
+            database_url=self.database_url,
+            memory_key=self.key,
+            registry=registry,
+            clock=self.clock or utcnow,
+            options=AgentOptions(max_tokens=MAX_TOKENS, temperature=TEMPERATURE),
+        )
+
+    def converse(self, c: Conversation, result: Result) -> None:
+        started = self.timer()
+        names = {s.outage for s in c.steps if s.outage is not None}
+        outages = {n: Outage(self.registry.skills[n]) for n in sorted(names)}
+        sessions = len({s.session for s in c.steps})
+        self.out.header(f"{c.domain} · user {c.user} · {len(c.steps)} turns, {sessions} sessions")
+        with self.out.busy(f"compiling the {c.domain} pack…"):
+            agent = self._agent(c.domain, outages)
+        seen: dict[str, str] = {}  # fact id -> the session it was first seen in
+        features: dict[str, str] = {}
+        last: str | None = None
+        with agent:
+            for n, step in enumerate(c.steps, start=1):
+                if last is not None and step.session != last:
+                    self.out.say(
+                        f"-- new session {step.session}: the same user {c.user}; goals stay "
+                        f"in session {last}, memory carries over"
+                    )
+                last = step.session
+                noted = self._turn(agent, c, n, step, outages, seen)
+                for name, detail in noted.items():
+                    features.setdefault(name, detail)
+        result.seen[c.domain] = features
+        result.turns[c.domain] = len(c.steps)
+        result.seconds[c.domain] = self.timer() - started
+
+    def _turn(
+        self,
+        agent: Agent,
+        c: Conversation,
+        n: int,
+        step: Step,
+        outages: Mapping[str, Outage],
+        seen: dict[str, str],
+    ) -> dict[str, str]:
+        p = agent.parts
+        if step.guess is not None:
+            self._guess(agent, c.user, step.guess, seen)
+        if step.outage is not None:
+            self.out.warn(
+                f"simulated outage: {step.outage} raises for this turn only "
+                "(a demo wrapper around the registered skill)"
+            )
+        before = {g.id: p.goals.context(g.id) for g in p.goals.tree(c.user, step.session)}
+        started = self.timer()
+        outage = outages.get(step.outage or "")
+        with self.out.busy(f"{c.domain} · turn {n}/{len(c.steps)}: the agent is answering…"):
+            if outage is not None:
+                outage.down = True
+            try:
+                reply = agent.turn(c.user, step.session, step.text)
+            finally:
+                if outage is not None:
+                    outage.down = False
+        took = self.timer() - started
+        trace = p.traces.get(reply.trace_id) if p.traces is not None and reply.trace_id else None
+        noted = annotate(reply, trace, session=step.session, before=before, seen=seen)
+        for fact in p.facts.list_facts(_admin(c.user)):
+            seen.setdefault(fact.id, step.session)
+        self.out.turn(
+            step.session, step.text, reply.verdict, reply.text, f"{noted.text} · {took:.1f}s"
+        )
+        return noted.features
+
+    def _guess(self, agent: Agent, user: str, guess: Guess, seen: dict[str, str]) -> None:
+        from charter.memory.pipeline import Candidate
+        from charter.memory.records import Accessor, PreparedFact
+
+        p = agent.parts
+        accessor = Accessor(user, "agent", use="support")
+        candidate = Candidate(
+            guess.key,
+            guess.value,
+            memory_type="inferred",
+            confidence=guess.confidence,
+            source="inferred",
+            domain="support",
+            intent_type=guess.intent,
+        )
+        prepared = p.pipeline.prepare(accessor, candidate)
+        if not isinstance(prepared, PreparedFact):
+            self.out.warn(f"demo setup: the guess about {user} was not stored ({prepared})")
+            return
+        fact = p.facts.write(accessor, prepared)
+        seen[fact.id] = "setup"
+        self.out.say(
+            f"demo setup: a guess about {user} is written to memory — {guess.key} = "
+            f"{guess.value} (inferred, confidence {guess.confidence:.2f}, below the pack's "
+            f"uncertainty threshold {p.policy.uncertainty:.2f})"
+        )
+
+
+def _admin(user: str) -> Any:
+    from charter.memory.records import Accessor
+
+    return Accessor(user, "demo", role="admin")
+
+
+# ---- the summary ------------------------------------------------------------------------------
+
+
+def _mark(features: Mapping[str, str], name: str, detail: bool = False) -> str:
+    if name not in features:
+        return "–"
+    return f"✓ {features[name]}" if detail and features[name] else "✓"
+
+
+def _row(name: str, turns: int, features: Mapping[str, str], seconds: float) -> list[str]:
+    planner = "/".join(_mark(features, f) for f in ("split", "correct", "cancel"))
+    return [
+        name,
+        str(turns),
+        _mark(features, "memory"),
+        planner,
+        _mark(features, "repaired"),
+        _mark(features, "retry"),
+        _mark(features, "escalation", detail=True),
+        _mark(features, "fallback", detail=True),
+        f"{seconds:.0f}s",
+    ]
+
+
+def _summary(out: DemoOut, result: Result, total: float) -> None:
+    rows = [_row(d, result.turns[d], f, result.seconds[d]) for d, f in result.seen.items()]
+    union: dict[str, str] = {}
+    for features in result.seen.values():
+        for name, detail in features.items():
+            union.setdefault(name, detail)
+    rows.append(_row("all", sum(result.turns.values()), union, total))
+    out.summary(rows, f"total wall time {total:.1f}s")

@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from charter._version import __version__
+from charter.cli import chat as chat_cmd
 from charter.cli import check as check_cmd
 from charter.cli import config as config_cmd
 from charter.cli import demo as demo_cmd
@@ -24,6 +25,7 @@ from charter.cli import memory as memory_cmd
 from charter.cli import new as new_cmd
 from charter.cli import plugins as plugins_cmd
 from charter.cli import schema as schema_cmd
+from charter.cli import serve as serve_cmd
 from charter.cli import skills as skills_cmd
 from charter.cli import test as test_cmd
 from charter.cli import tickets as tickets_cmd
@@ -159,12 +161,6 @@ def plugins(
     raise typer.Exit(plugins_cmd.run(format))
 
 
-@app.command()
-def demo() -> None:
-    """Show the first-party domains checking realistic model outputs."""
-    raise typer.Exit(demo_cmd.run())
-
-
 app.add_typer(new_cmd.app, name="new")
 app.add_typer(goals_cmd.app, name="goals")
 app.add_typer(memory_cmd.app, name="memory")
@@ -172,6 +168,9 @@ app.add_typer(tickets_cmd.app, name="tickets")
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(config_cmd.app, name="config")
 trace_cmd.register(app)
+serve_cmd.register(app)
+chat_cmd.register(app)
+demo_cmd.register(app)
 
 
 # typer ships its own copy of click; its usage error is the base class of typer.BadParameter

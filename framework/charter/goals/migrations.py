@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Self
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -225,3 +225,31 @@ def schema_versions(engine: Engine, component: str = "goals") -> list[int]:
             return []
         query = sa.select(_VERSIONS.c.version).where(_VERSIONS.c.component == component)
         return sorted(conn.scalars(query))
+
+
+class MigratedStore:
+    """A store on a URL (its own engine) or on an engine shared with other stores (left open
+    by ``dispose``), its component migrated when it opens."""
+
+    def __init__(self, url: str | Engine, component: str, migrations: Sequence[Migration]) -> None:
+        self._owned = not isinstance(url, Engine)
+        self._engine = url if isinstance(url, Engine) else make_engine(url)
+        try:
+            migrate(self._engine, component=component, migrations=migrations)
+        except BaseException:
+            self.dispose()
+            raise
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def dispose(self) -> None:
+        if self._owned:
+            self._engine.dispose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.dispose()

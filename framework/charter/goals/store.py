@@ -94,6 +94,7 @@ class GoalStoreProtocol(Protocol):
     def active(self, user_id: str, session_id: str) -> list[Goal]: ...
     def history(self, goal_id: str) -> list[HistoryEntry]: ...
     def set_slots(self, goal_id: str, slots: Mapping[str, Any]) -> dict[str, Any]: ...
+    def set_description(self, goal_id: str, description: str) -> None: ...
     def context(self, goal_id: str) -> dict[str, Any]: ...
     def overdue(self, now: datetime) -> list[Goal]: ...
 
@@ -399,6 +400,33 @@ class GoalStore:
                 T.c.user_id == user_id, T.c.session_id == session_id, T.c.status == "active"
             )
         )
+
+    def set_description(self, goal_id: str, description: str) -> None:
+        """The goal's description after its slots changed (a correction, an answer)."""
+        with transaction(self._engine, write=True) as conn:
+            conn.execute(sa.update(T).where(T.c.id == goal_id).values(description=description))
+
+    def forget_user(self, user_id: str) -> int:
+        """Delete every goal of the user, with its context and history (forget); return how
+        many goals went."""
+        ids = sa.select(T.c.id).where(T.c.user_id == user_id)
+        with transaction(self._engine, write=True) as conn:
+            conn.execute(sa.delete(H).where(H.c.goal_id.in_(ids)))
+            conn.execute(sa.delete(C).where(C.c.goal_id.in_(ids)))
+            # children before parents: the tree's foreign key points at the parent
+            gone = 0
+            while True:
+                leaves = sa.select(T.c.id).where(
+                    T.c.user_id == user_id,
+                    ~T.c.id.in_(
+                        sa.select(T.c.parent_id).where(T.c.parent_id.is_not(None)).scalar_subquery()
+                    ),
+                )
+                n = conn.execute(sa.delete(T).where(T.c.id.in_(leaves))).rowcount
+                if not n:
+                    break
+                gone += n
+        return gone
 
     def overdue(self, now: datetime) -> list[Goal]:
         """Active goals that have been active longer than their timeout at ``now``."""

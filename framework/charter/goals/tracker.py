@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from charter.goals.planner import OpenGoal, Plan, Planner, SessionState
+from charter.goals.planner import OpenGoal, Plan, Planner, SessionState, fill_slots
 from charter.goals.spec import GoalsSpec
 from charter.goals.store import GoalStoreProtocol, TransitionResult, utcnow
 from charter.registry import Registry
@@ -106,11 +106,25 @@ class GoalTracker:
                     goal.id, "active", actor="agent", trigger="slots complete"
                 )
                 moves.append(done)
+        changed: dict[str, str] = {}
         for u in plan.updates:
             self.store.set_slots(u.goal, {u.slot: u.value})
+            changed[u.goal] = u.slot
+        for goal_id in changed:
+            self._describe(goal_id)
         for goal_id in plan.activate:
             self.store.set_slots(goal_id, {AWAITING: False})
             moves.append(self.store.transition(goal_id, "active", actor="user", trigger=trigger))
         for goal_id in plan.aborts:
             moves.append(self.store.transition(goal_id, "aborted", actor="user", trigger=trigger))
         return Turn(plan, created, tuple(moves), plan.questions, plan.confirm)
+
+    def _describe(self, goal_id: str) -> None:
+        """A goal's description names its slot values ("向张三转账5000元"): after a correction
+        or an answer it must name the new ones, or the prompt asks about the old."""
+        goal = self.store.get(goal_id)
+        intent = self.spec.intent(goal.intent) if goal is not None else None
+        if goal is None or intent is None or not intent.description:
+            return
+        slots = {k: v for k, v in self.store.context(goal_id).items() if not k.startswith("_")}
+        self.store.set_description(goal_id, fill_slots(intent.description, slots))

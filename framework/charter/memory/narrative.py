@@ -24,6 +24,7 @@ table, so no byte of the user's summaries or vectors stays on disk.
 
 from __future__ import annotations
 
+import threading
 import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -168,6 +169,7 @@ class NarrativeStore:
         self._clock = clock
         self._usage: dict[str, tuple[str, int, float]] = {}  # id -> (user, uses, last)
         self._indexed = False
+        self._index_lock = threading.Lock()
         if TABLE in self._db.list_tables().tables:
             self.table = self._db.open_table(TABLE)
         else:
@@ -476,15 +478,34 @@ class NarrativeStore:
 
     def ensure_indexes(self) -> None:
         """A BTree on ``user_id`` (the prefilter of every read) and a full-text index over
-        character bigrams of ``text`` (Chinese has no spaces to split words on)."""
-        if self._indexed or self.table.count_rows() == 0:
+        character bigrams of ``text`` (Chinese has no spaces to split words on). Threads of
+        this process take turns; another process creating the same index first is not an
+        error (the index is there, which is all that is asked)."""
+        if self._indexed:
             return
-        have = {tuple(i.columns) for i in self.table.list_indices()}
+        with self._index_lock:
+            if self._indexed or self.table.count_rows() == 0:
+                return
+            for column in ("user_id", "text"):
+                try:
+                    self._create_index(column)
+                except (RuntimeError, ValueError, OSError):
+                    if not self._has_index(column):
+                        raise
+            self._indexed = True
+
+    def _has_index(self, column: str) -> bool:
+        self.table.checkout_latest()
+        return (column,) in {tuple(i.columns) for i in self.table.list_indices()}
+
+    def _create_index(self, column: str) -> None:
+        if self._has_index(column):
+            return
         with warnings.catch_warnings():  # the older names are the ones that take a column
             warnings.simplefilter("ignore", DeprecationWarning)
-            if ("user_id",) not in have:
+            if column == "user_id":
                 self.table.create_scalar_index("user_id", index_type="BTREE")
-            if ("text",) not in have:
+            else:
                 self.table.create_fts_index(
                     "text",
                     base_tokenizer="ngram",
@@ -494,7 +515,6 @@ class NarrativeStore:
                     remove_stop_words=False,
                     ascii_folding=False,
                 )
-        self._indexed = True
 
     def close(self) -> None:
         self.flush_usage()

@@ -28,13 +28,12 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from types import TracebackType
 from typing import Any, Literal, Protocol, cast, get_args
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from charter.goals.migrations import make_engine, migrate, transaction
+from charter.goals.migrations import MigratedStore, transaction
 from charter.goals.tables import as_utc
 from charter.skills.tickets_migrations import COMPONENT, TICKET_MIGRATIONS
 
@@ -187,7 +186,7 @@ def _require(**fields: str) -> None:
 _NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(T.c.seq), 0) + 1)
 
 
-class TicketStore:
+class TicketStore(MigratedStore):
     """Handoff tickets in SQL (SQLite by default, PostgreSQL by URL, or an engine from
     ``goals.migrations.make_engine`` shared with other stores and left open by ``dispose``),
     migrated on open. ``clock`` stamps every row (tests pass a fake one).
@@ -196,30 +195,8 @@ class TicketStore:
     ``dispose()`` or by leaving its ``with`` block."""
 
     def __init__(self, url: str | Engine, *, clock: Clock = utcnow) -> None:
-        self._owned = not isinstance(url, Engine)
-        self._engine = url if isinstance(url, Engine) else make_engine(url)
         self._clock = clock
-        try:
-            migrate(self._engine, component=COMPONENT, migrations=TICKET_MIGRATIONS)
-        except BaseException:
-            self.dispose()
-            raise
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
-
-    def dispose(self) -> None:
-        if self._owned:
-            self._engine.dispose()
-
-    def __enter__(self) -> TicketStore:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.dispose()
+        super().__init__(url, COMPONENT, TICKET_MIGRATIONS)
 
     def _now(self) -> datetime:
         return as_utc(self._clock())
@@ -301,6 +278,11 @@ class TicketStore:
         with self._engine.connect() as conn:
             row = conn.execute(sa.select(T).where(T.c.id == ticket_id)).mappings().first()
         return None if row is None else Ticket.from_row(row)
+
+    def delete_user(self, user_id: str) -> int:
+        """Delete every ticket of the user (forget); return how many went."""
+        with transaction(self._engine, write=True) as conn:
+            return int(conn.execute(sa.delete(T).where(T.c.user_id == user_id)).rowcount)
 
     def list(
         self,

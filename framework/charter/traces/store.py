@@ -24,14 +24,13 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping
 from datetime import datetime
-from types import TracebackType
 from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from charter.goals.migrations import make_engine, migrate, transaction
+from charter.goals.migrations import MigratedStore, transaction
 from charter.traces.migrations import COMPONENT, TRACE_MIGRATIONS
 from charter.traces.model import Trace, TraceStep, as_utc, jsonable
 
@@ -117,34 +116,12 @@ def _trace(m: Mapping[Any, Any], steps: builtins.list[TraceStep]) -> Trace:
     )
 
 
-class TraceStore:
+class TraceStore(MigratedStore):
     """Traces in SQL (a URL, or an engine from ``goals.migrations.make_engine`` shared with
     other stores and left open by ``dispose``), migrated on open."""
 
     def __init__(self, url: str | Engine) -> None:
-        self._owned = not isinstance(url, Engine)
-        self._engine = url if isinstance(url, Engine) else make_engine(url)
-        try:
-            migrate(self._engine, component=COMPONENT, migrations=TRACE_MIGRATIONS)
-        except BaseException:
-            self.dispose()
-            raise
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
-
-    def dispose(self) -> None:
-        if self._owned:
-            self._engine.dispose()
-
-    def __enter__(self) -> TraceStore:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.dispose()
+        super().__init__(url, COMPONENT, TRACE_MIGRATIONS)
 
     # ---- writing -------------------------------------------------------------------------
 

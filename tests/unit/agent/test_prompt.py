@@ -108,3 +108,19 @@ def test_reflection_lines() -> None:
         "【约束合规】Y",
         "【不确定性】低",
     )
+
+
+@pytest.mark.parametrize(
+    ("output", "kept"),
+    [
+        ("【当前任务】查询订单？\n【技能结果】订单已发货\n您的订单已发货。", "您的订单已发货。"),
+        ("请基于以上信息回答：我的订单到哪了\n运输中。", "运输中。"),
+        ("您的订单已发货。", "您的订单已发货。"),
+        ("【当前任务】查询订单？", ""),  # nothing but the prompt: no answer at all
+        ("答案里提到【当前任务】也无妨", "答案里提到【当前任务】也无妨"),  # not at a line start
+    ],
+)
+def test_echoed_prompt_lines_are_not_an_answer(output: str, kept: str) -> None:
+    from charter.agent.judge import without_echo
+
+    assert without_echo(output) == kept

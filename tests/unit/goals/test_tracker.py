@@ -82,11 +82,14 @@ def test_a_conversation(tracker: GoalTracker, store: GoalStore, clock: Clock) ->
     clock.advance(1)
     tracker.handle("u1", "s1", "从上海到北京")
     assert store.get(flight.id).status == "active"  # type: ignore[union-attr]
+    # the answers are in the description too: the prompt's task line names them
+    assert store.get(flight.id).description == "预订2026-01-13从上海到北京的机票"  # type: ignore[union-attr]
 
     clock.advance(1)
     turn = tracker.handle("u1", "s1", "改成周五出发")
     assert [(u.slot, u.value) for u in turn.plan.updates] == [("date", "2026-01-09")]
     assert store.context(flight.id)["date"] == "2026-01-09"
+    assert store.get(flight.id).description == "预订2026-01-09从上海到北京的机票"  # type: ignore[union-attr]
     assert len(store.tree("u1", "s1")) == 3  # no new goal
 
     clock.advance(1)

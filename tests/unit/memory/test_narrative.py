@@ -833,3 +833,30 @@ def test_a_store_without_a_sink_still_works(tmp_path: Path, clock: Clock) -> Non
     store.add(U1, [prep("合同第三条")])
     assert texts(store.search(U1, "合同第三条")) == ["合同第三条"]
     assert math.isclose(store.search(U1, "合同第三条")[0].similarity, 1.0, abs_tol=1e-6)
+
+
+def test_concurrent_first_writes_create_the_indexes_once(tmp_path: Path) -> None:
+    """Eight threads write the first summaries of an empty table at once: every write lands
+    and the two indexes exist once each (the index creation is not a race)."""
+    import threading
+
+    store = NarrativeStore(tmp_path / "lance", HashEmbedder(), MemoryPolicy())
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def write(n: int) -> None:
+        barrier.wait()
+        try:
+            who = Accessor(f"u{n}", "agent")
+            store.add(who, [PreparedSummary(f"u{n}", f"第{n}个问题", "default")])
+        except BaseException as e:  # pragma: no cover - the failure this test looks for
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.table.count_rows() == 8
+    assert sorted(tuple(i.columns) for i in store.table.list_indices()) == [("text",), ("user_id",)]

@@ -1,0 +1,53 @@
+"""Structured logs: one JSON object per line, through the standard ``logging`` module.
+
+A record's message and the fields in ``FIELDS`` (passed as ``extra=``) are written; nothing
+else of the record is, so a field added by a library cannot leak into the log. The access log
+(``charter.serve.access``) has one line per request: method, path (the route's template, such
+as ``/v1/users/{user_id}/memory``, so no user id is logged), status, duration, tenant and the
+turn's trace id. Tokens, bodies and user text are never logged; an exception is logged by its
+type and its frames, not its message, which may quote the user.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import traceback
+from typing import Any
+
+FIELDS = ("method", "path", "status", "duration_ms", "tenant", "trace_id", "error", "domain")
+ACCESS = "charter.serve.access"
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.UTC).isoformat(
+                timespec="milliseconds"
+            ),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for name in FIELDS:
+            if name in record.__dict__:
+                out[name] = record.__dict__[name]
+        if record.exc_info and record.exc_info[0] is not None:
+            out.setdefault("error", record.exc_info[0].__name__)
+            out["frames"] = traceback.format_tb(record.exc_info[2])
+        return json.dumps(out, ensure_ascii=False, default=str)
+
+
+def logging_config(level: str = "info") -> dict[str, Any]:
+    """A ``logging.config.dictConfig`` for ``charter serve``: Charter's and uvicorn's loggers
+    write JSON lines to stderr (uvicorn's own access log is off: ours replaces it)."""
+    handler = {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}
+    named = {"handlers": ["stderr"], "level": level.upper(), "propagate": False}
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": f"{__name__}.JsonFormatter"}},
+        "handlers": {"stderr": handler},
+        "loggers": {name: dict(named) for name in ("charter", "uvicorn", "uvicorn.error")},
+    }

@@ -1,0 +1,140 @@
+"""The shapes of the HTTP API, for validation and for the OpenAPI document.
+
+Responses are built from the runtime's own ``as_dict`` forms and sent as they are; the models
+below describe them (``responses=``) rather than filter them, so a field the runtime adds is
+not silently dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from charter.serve.auth import MAX_ID, id_problem
+
+MAX_TEXT = 4000  # characters of one user message
+_ROLE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+
+class TurnRequest(BaseModel):
+    """One user message."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    user_id: str = Field(
+        min_length=1, max_length=MAX_ID, description="The user, within the caller's tenant."
+    )
+    session_id: str = Field(min_length=1, max_length=MAX_ID, description="The conversation.")
+    text: str = Field(min_length=1, max_length=MAX_TEXT, description="What the user wrote.")
+    role: str = Field(
+        default="agent", description="The role memories are read with (the pack's visibility)."
+    )
+    consent: str | None = Field(
+        default=None, max_length=MAX_ID, description="The consent version the user gave."
+    )
+
+    @field_validator("user_id", "session_id", "consent")
+    @classmethod
+    def _no_controls(cls, value: str | None) -> str | None:
+        problem = None if value is None else id_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank")
+        return value
+
+    @field_validator("role")
+    @classmethod
+    def _a_role(cls, value: str) -> str:
+        if not _ROLE.fullmatch(value):
+            raise ValueError("must be a role name such as 'agent' (a-z, 0-9, _ and -)")
+        return value
+
+
+class TurnReply(BaseModel):
+    """``Reply.as_dict()``: the text to show and everything that explains it."""
+
+    text: str
+    verdict: str = Field(description="pass, fixed, retry, escalate, block or ask")
+    answered_by: str = Field(description="model, planner, fallback, template, escalation, rules")
+    findings: list[dict[str, Any]]
+    reflection: dict[str, Any] | None
+    goals: list[dict[str, Any]]
+    memories_used: list[str]
+    trace_id: str | None
+    ticket: str | None
+    attempts: int
+    skills: list[dict[str, Any]]
+
+
+class Facts(BaseModel):
+    user_id: str
+    facts: list[dict[str, Any]] = Field(description="Active facts by key, values as stored.")
+
+
+class MemoryExport(BaseModel):
+    """Every fact in every status, the audit trail and the narrative summaries."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: str
+    user_id: str
+    exported_at: str
+    facts: list[dict[str, Any]]
+    audit: list[dict[str, Any]]
+    summaries: list[dict[str, Any]]
+
+
+class Forgotten(BaseModel):
+    user_id: str
+    deleted: dict[str, int] = Field(description="How many facts, summaries, turns and traces.")
+
+
+class Goals(BaseModel):
+    user_id: str
+    goals: list[dict[str, Any]] = Field(description="Every goal of the user, in creation order.")
+
+
+class TraceOut(BaseModel):
+    """``Trace.as_dict()``: one turn, step by step."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    tenant: str | None
+    user_id: str
+    session_id: str
+    domain: str
+    started_at: str
+    duration_ms: float
+    verdict: str
+    reply: str
+    steps: list[dict[str, Any]]
+
+
+class Traces(BaseModel):
+    traces: list[TraceOut] = Field(description="Newest first.")
+
+
+class Health(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    status: str = Field(description="ok, or degraded when the database cannot be reached")
+    version: str
+    tenant: str
+    pack: dict[str, Any]
+    model: dict[str, Any]
+    database: dict[str, Any]
+    breakers: list[dict[str, Any]]
+    counts: dict[str, int]
+
+
+class Alive(BaseModel):
+    status: str

@@ -1,0 +1,350 @@
+"""``charter chat``: a scripted conversation piped through the CLI (stdin not a terminal, so
+plain output), pinned exactly; the chat's commands; the exits when the chat cannot start; and
+the terminal renderer (rich) on a recording console."""
+
+from __future__ import annotations
+
+import base64
+import io
+import itertools
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+import charter.agent.configured as configured
+import charter.cli.chat as chat_module
+from charter.agent.reply import ReflectionRecord, Reply
+from charter.cli.chat_render import RichOut, Row, goal_lines, skill_line, turn_rows
+from charter.llm.errors import LLMUnavailable
+from charter.llm.scripted import ScriptedLLM
+from tests.cli_run import Run, RunCharter
+
+ROOT = Path(__file__).resolve().parents[3]
+KEY = base64.b64encode(bytes(range(32))).decode()
+ANSWERS = [
+    "您的订单DD202405010001已发货，正在运输中。",
+    # a claim about the user's past that no memory backs: refused, retried with guidance
+    "您之前反馈过物流太慢，这次已为您加急。",
+    "订单DD202405010001由顺丰速运配送，目前运输中，预计明天送达。",
+]
+CONVERSATION = "帮我查一下订单\n订单号DD202405010001\n订单DD202405010001的快递到哪了？\n"
+BANNER = "chat with ecommerce as user u1, session chat-1 (/help lists the commands, /quit leaves)"
+Chat = Callable[..., Run]
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("charter-cache")  # the pack compiles once per module
+
+
+@pytest.fixture
+def chat(
+    charter: RunCharter,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    cache_dir: Path,
+) -> Chat:
+    """``chat(stdin, *args)``: ``charter chat --domain ecommerce --user u1 *args`` in a
+    directory with a charter.toml (SQLite in tmp, the scripted backend), stdin a pipe."""
+    for name in list(os.environ):
+        if name.startswith("CHARTER_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("CHARTER_CACHE_DIR", str(cache_dir))
+    monkeypatch.setenv("CHARTER_MEMORY_KEY", KEY)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "domains").symlink_to(ROOT / "domains")
+    (tmp_path / "charter.toml").write_text(
+        f'[database]\nurl = "sqlite:///{tmp_path}/chat.db"\n[model]\nbackend = "scripted"\n',
+        encoding="utf-8",
+    )
+
+    def scripted(config: object, registry: object, extra: object = None) -> ScriptedLLM:
+        return ScriptedLLM(ANSWERS)
+
+    monkeypatch.setattr(configured, "make_llm", scripted)
+    counter = itertools.count(1)
+    monkeypatch.setattr(chat_module, "new_session_id", lambda: f"chat-{next(counter)}")
+
+    def run(stdin: str, *args: str, domain: str = "ecommerce") -> Run:
+        monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+        return charter("chat", "--domain", domain, "--user", "u1", *args)
+
+    return run
+
+
+def ids(text: str) -> str:
+    return re.sub(r"tr-[0-9a-z]{19}", "tr-ID", text)
+
+
+def test_three_turns(chat: Chat) -> None:
+    r = chat(CONVERSATION)
+    assert (r.code, r.err) == (0, "")
+    assert r.out == (
+        f"{BANNER}\n"
+        "> 帮我查一下订单\n"
+        "[ask] 请问您的订单号是多少？可以在“我的订单”里查看。\n"
+        "> 订单号DD202405010001\n"
+        "[pass] 您的订单DD202405010001已发货，正在运输中。\n"
+        "> 订单DD202405010001的快递到哪了？\n"
+        "[pass] 订单DD202405010001由顺丰速运配送，目前运输中，预计明天送达。\n"
+    )
+
+
+def test_three_turns_with_trace(chat: Chat) -> None:
+    r = chat(CONVERSATION, "--trace", "--session", "s1")
+    assert (r.code, r.err) == (0, "")
+    assert ids(r.out) == (
+        "chat with ecommerce as user u1, session s1 (/help lists the commands, /quit leaves)\n"
+        "> 帮我查一下订单\n"
+        "[ask] 请问您的订单号是多少？可以在“我的订单”里查看。\n"
+        "  goals       order-query [pending] 查询订单？\n"
+        "  memories    none\n"
+        "  ladder      none: no step found a memory\n"
+        "  reflection  【目标对齐】Y\n"
+        "              【约束合规】Y\n"
+        "              【不确定性】低\n"
+        "  answered    planner, no generation\n"
+        "  skills      none\n"
+        "  trace       tr-ID\n"
+        "> 订单号DD202405010001\n"
+        "[pass] 您的订单DD202405010001已发货，正在运输中。\n"
+        "  goals       order-query [completed] 查询订单DD202405010001\n"
+        "  memories    summary: 帮我查一下订单\n"
+        "  ladder      vector: 1 summaries (best similarity 0.891 ≥ min_score 0.86)\n"
+        "  reflection  【目标对齐】Y\n"
+        "              【约束合规】Y\n"
+        "              【不确定性】低\n"
+        "  answered    model, 1 attempt\n"
+        "  skills      order_lookup ok\n"
+        "  trace       tr-ID\n"
+        "> 订单DD202405010001的快递到哪了？\n"
+        "[pass] 订单DD202405010001由顺丰速运配送，目前运输中，预计明天送达。\n"
+        "  goals       order-query [completed] 查询订单DD202405010001\n"
+        "              logistics [completed] 查询订单DD202405010001的物流\n"
+        "  memories    order_id：DD202405010001\n"
+        "  ladder      entity: entity_ref DD202405010001: 1 live facts\n"
+        "  reflection  【目标对齐】Y\n"
+        "              【约束合规】Y\n"
+        "              【不确定性】低\n"
+        "  answered    model, 2 attempts\n"
+        "  attempts    1: retry 1 of 2 (claims-backed-by-memory)\n"
+        "              2: accepted\n"
+        "  skills      logistics_track ok\n"
+        "  trace       tr-ID\n"
+    )
+
+
+def test_commands(chat: Chat) -> None:
+    script = "/goals\n/memory\n帮我查一下订单\n订单号DD202405010001\n\n/goals\n/memory\n"
+    script += "/help\n/frobnicate\n/new\n/goals\n/quit\n这一行不会被读到\n"
+    r = chat(script)
+    assert (r.code, r.err) == (0, "")
+    assert r.out == (
+        f"{BANNER}\n"
+        "> /goals\n"
+        "no goals in session chat-1\n"
+        "> /memory\n"
+        "no facts for user u1\n"
+        "> 帮我查一下订单\n"
+        "[ask] 请问您的订单号是多少？可以在“我的订单”里查看。\n"
+        "> 订单号DD202405010001\n"
+        "[pass] 您的订单DD202405010001已发货，正在运输中。\n"
+        "> \n"
+        "> /goals\n"
+        "goals of session chat-1:\n"
+        "  order-query [completed] 查询订单DD202405010001\n"
+        "> /memory\n"
+        "1 fact(s) of user u1:\n"
+        "  order_id    DD202405010001  (fact, user_confirmed 1.00)\n"
+        "> /help\n"
+        "  /new     start a new session (a new session id; the user's memory stays)\n"
+        "  /goals   the goal tree of this session\n"
+        "  /memory  the facts remembered about this user\n"
+        "  /trace   the full trace of the last turn\n"
+        "  /help    this list\n"
+        "  /quit    leave (also Ctrl-D)\n"
+        "> /frobnicate\n"
+        "unknown command /frobnicate: /help lists the commands\n"
+        "> /new\n"
+        "new session chat-2\n"
+        "> /goals\n"
+        "no goals in session chat-2\n"
+        "> /quit\n"
+    )
+
+
+def test_trace_command(chat: Chat) -> None:
+    r = chat("/trace\n帮我查一下订单\n/trace\n")
+    assert (r.code, r.err) == (0, "")
+    shown = re.sub(r"\d+\.\d ms|\d+\.\d\d s", "T", ids(r.out))
+    shown = re.sub(r"started   \S+", "started   WHEN", shown)
+    lines = shown.splitlines()
+    assert lines[:5] == [
+        BANNER,
+        "> /trace",
+        "no turn yet",
+        "> 帮我查一下订单",
+        "[ask] 请问您的订单号是多少？可以在“我的订单”里查看。",
+    ]
+    assert lines[5:16] == [
+        "> /trace",
+        "trace tr-ID",
+        "  user      u1",
+        "  session   chat-1",
+        "  domain    ecommerce",
+        "  started   WHEN",
+        "  duration  T",
+        "  verdict   ask",
+        "  steps     7",
+        "  reply     请问您的订单号是多少？可以在“我的订单”里查看。",
+        "",
+    ]
+    steps = [line for line in lines if line.startswith("step ")]
+    assert steps == [
+        "step 1: input (T, from +T)",
+        "step 2: goals (T, from +T)",
+        "step 3: recall (T, from +T)",
+        "step 4: skills (T, from +T)",
+        "step 5: answer (T, from +T)",
+        "step 6: memory (T, from +T)",
+        "step 7: goal_transitions (T, from +T)",
+    ]
+
+
+class Down:
+    def generate(self, messages: object, **kw: object) -> object:
+        raise LLMUnavailable("http://127.0.0.1:8080/v1: connection refused")
+
+
+def test_a_failed_turn_is_reported_and_the_chat_goes_on(
+    chat: Chat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(configured, "make_llm", lambda *a, **kw: Down())
+    r = chat("订单号DD202405010001\n/goals\n")
+    assert r == Run(
+        1,
+        f"{BANNER}\n"
+        "> 订单号DD202405010001\n"
+        "> /goals\n"
+        "goals of session chat-1:\n"
+        "  order-query [active] 查询订单DD202405010001\n",
+        "charter chat: the turn failed: http://127.0.0.1:8080/v1: connection refused\n",
+    )
+
+
+def test_unknown_domain(chat: Chat) -> None:
+    r = chat("你好\n", domain="nope")
+    assert r == Run(
+        1,
+        "",
+        "charter chat: cannot start: unknown pack 'nope': a pack directory or a name under "
+        "domains/\n",
+    )
+
+
+def test_missing_memory_key(chat: Chat, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CHARTER_MEMORY_KEY")
+    r = chat("你好\n")
+    assert r == Run(
+        1,
+        "",
+        "charter chat: cannot start: no memory encryption key: the memory policy encrypts "
+        "values at L3, so set the environment variable CHARTER_MEMORY_KEY to a base64-encoded "
+        '256-bit key, made for example with: python -c "import os,base64;'
+        'print(base64.b64encode(os.urandom(32)).decode())"\n',
+    )
+
+
+def test_configuration_errors(chat: Chat, tmp_path: Path) -> None:
+    (tmp_path / "charter.toml").write_text("[model]\nbackend = 3\n", encoding="utf-8")
+    r = chat("你好\n")
+    assert r == Run(
+        1,
+        "",
+        "charter.toml:2:1: CH402 model.backend must be a string, not an integer\n"
+        "    backend = 3\n"
+        "    ^^^^^^^\n"
+        "charter chat: the configuration has errors (charter config check)\n",
+    )
+
+
+def test_the_terminal_renderer(chat: Chat, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rich path, on a recording console: a coloured verdict tag, the rows, EOF leaves."""
+    chat("")  # sets up the directory, the configuration and the model
+    console = Console(
+        file=io.StringIO(), width=100, force_terminal=True, color_system="standard", record=True
+    )
+    monkeypatch.setattr("sys.stdin", io.StringIO("帮我查一下订单\n"))
+    code = chat_module.run("u1", domain="ecommerce", show_trace=True, out=RichOut(console, console))
+    assert code == 0
+    lines = [ids(line.rstrip()) for line in console.export_text(clear=False).splitlines()]
+    assert lines[0] == "⠋ loading ecommerce and the scripted model…"
+    assert lines[1] == BANNER.replace("chat-1", "chat-2")
+    assert lines[2].startswith("you › ⠋ thinking…")
+    assert lines[3:] == [
+        " ask  请问您的订单号是多少？可以在“我的订单”里查看。",
+        "  goals       order-query [pending] 查询订单？",
+        "  memories    none",
+        "  ladder      none: no step found a memory",
+        "  reflection  【目标对齐】Y",
+        "              【约束合规】Y",
+        "              【不确定性】低",
+        "  answered    planner, no generation",
+        "  skills      none",
+        "  trace       tr-ID",
+        "you ›",
+    ]
+    assert "\x1b[1;37;44m ask \x1b[0m" in console.export_text(styles=True)
+
+
+def test_goal_tree_and_skill_lines() -> None:
+    goals: list[dict[str, str | None]] = [
+        {"id": "a", "intent": "refund", "status": "active", "parent": None, "description": "退"},
+        {"id": "b", "intent": "check", "status": "completed", "parent": "a", "description": "查"},
+        {"id": "c", "intent": "pay", "status": "pending", "parent": "b", "description": "付"},
+        {"id": "d", "intent": "faq", "status": "cancelled", "parent": None, "description": "问"},
+    ]
+    assert goal_lines(goals) == [
+        "refund [active] 退",
+        "└ check [completed] 查",
+        "  └ pay [pending] 付",
+        "faq [cancelled] 问",
+    ]
+    failed = {
+        "skill": "order_lookup",
+        "status": "fallback",
+        "failure": "timeout",
+        "fallback": "ticket",
+        "ticket": "T-000001",
+    }
+    assert (
+        skill_line(failed) == "order_lookup fallback (timeout) → fallback ticket, ticket T-000001"
+    )
+
+
+def test_rows_without_a_trace() -> None:
+    reply = Reply(
+        text="已转人工。",
+        verdict="escalate",
+        reflection=ReflectionRecord(True, False, True, failed_rules=("r1",), attempts=3),
+        memories_used=("f1",),
+        ticket="T-000002",
+        attempts=3,
+        answered_by="escalation",
+    )
+    assert turn_rows(reply, None) == [
+        Row("goals", ("none",)),
+        Row("memories", ("f1",)),
+        Row(
+            "reflection",
+            ("【目标对齐】Y", "【约束合规】N r1", "【不确定性】高（用到了低置信度信息）"),
+        ),
+        Row("answered", ("escalation, 3 attempts",)),
+        Row("skills", ("none",)),
+        Row("ticket", ("T-000002",)),
+        Row("trace", ("not recorded",)),
+    ]

@@ -1,0 +1,62 @@
+"""Fixtures of the HTTP service tests: the ecommerce pack compiled once, and a client per test
+whose agent (scripted model, SQLite file in ``tmp_path``) starts and stops with the client."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from charter.agent import Agent
+from charter.compile.api import compile_path
+from charter.compile.compiled import CompiledPack
+from charter.extensions import LLM
+from charter.llm.scripted import ScriptedLLM
+from charter.registry import Registry
+from charter.serve import create_app
+from tests.unit.serve.helpers import KEY, ROOT, TestClient, serve_config
+
+MakeClient = Callable[..., TestClient]
+
+
+@pytest.fixture(scope="session")
+def ecommerce(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> CompiledPack:
+    cache = tmp_path_factory.mktemp("charter-cache")
+    pack, diags = compile_path(ROOT / "domains" / "ecommerce", registry, cache_dir=cache)
+    assert pack is not None, diags
+    return pack
+
+
+@pytest.fixture
+def make_client(
+    tmp_path: Path, ecommerce: CompiledPack, registry: Registry
+) -> Iterator[MakeClient]:
+    """``make_client(llm=None, max_body_bytes=65536)``: a started client."""
+    opened: list[TestClient] = []
+
+    def make(llm: LLM | None = None, *, max_body_bytes: int = 65536) -> TestClient:
+        db = tmp_path / "charter.db"
+        url = f"sqlite:///{db}"
+
+        def agent() -> Agent:
+            model = llm if llm is not None else ScriptedLLM(default="好的")
+            return Agent.from_pack(
+                ecommerce, llm=model, database_url=url, memory_key=KEY, registry=registry
+            )
+
+        config = serve_config(url, max_body_bytes=max_body_bytes)
+        app = create_app(config, agent_factory=agent, environ={})
+        client = TestClient(app, raise_server_exceptions=False)
+        client.__enter__()
+        opened.append(client)
+        return client
+
+    yield make
+    for client in opened:
+        client.__exit__(None, None, None)
+
+
+@pytest.fixture
+def client(make_client: MakeClient) -> TestClient:
+    return make_client()

@@ -1,0 +1,47 @@
+"""What the HTTP service tests share besides fixtures: tokens, the memory key, headers."""
+
+from __future__ import annotations
+
+import base64
+import warnings
+from pathlib import Path
+
+with warnings.catch_warnings():
+    # starlette asks for httpx2 instead of httpx; httpx is what FastAPI's docs install
+    warnings.simplefilter("ignore")
+    from fastapi.testclient import TestClient
+
+from charter.config import (
+    AgentConfig,
+    Config,
+    DatabaseConfig,
+    ModelConfig,
+    Secret,
+    ServeConfig,
+    TenantConfig,
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+KEY = base64.b64encode(bytes(range(32))).decode()
+TOKENS = {"acme": "tok-acme-0123456789", "globex": "tok-globex-9876543210"}
+BEARER = 'Bearer realm="charter"'
+
+__all__ = ["BEARER", "KEY", "ROOT", "TOKENS", "TestClient", "auth", "serve_config"]
+
+
+def auth(tenant: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKENS[tenant]}"}
+
+
+def serve_config(database_url: str, *, max_body_bytes: int = 65536) -> Config:
+    """Two tenants, acme and globex, their tokens given; the ecommerce pack."""
+    tenants = tuple(
+        TenantConfig(name, f"TOKEN_{name.upper()}", Secret(token, f"env TOKEN_{name.upper()}"))
+        for name, token in TOKENS.items()
+    )
+    return Config(
+        database=DatabaseConfig(database_url),
+        model=ModelConfig(backend="scripted", options={"default": "好的"}),
+        agent=AgentConfig(domain=str(ROOT / "domains" / "ecommerce")),
+        serve=ServeConfig(max_body_bytes=max_body_bytes, tenants=tenants),
+    )

@@ -1,0 +1,206 @@
+"""Requests the service refuses, each with a clear 4xx (or 5xx) and one error shape."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from charter.extensions import Completion, Message
+from charter.llm.errors import LLMUnavailable
+from charter.llm.scripted import ScriptedLLM
+from tests.unit.serve.conftest import MakeClient
+from tests.unit.serve.helpers import TestClient, auth
+
+OK = {"user_id": "u1", "session_id": "s1", "text": "你好"}
+
+
+def error(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+def post(client: TestClient, body: bytes) -> tuple[int, Any]:
+    r = client.post(
+        "/v1/turns",
+        content=body,
+        headers={**auth("acme"), "Content-Type": "application/json"},
+    )
+    return r.status_code, r.json()
+
+
+def test_a_turn(client: TestClient) -> None:
+    r = client.post("/v1/turns", json=OK, headers=auth("acme"))
+    assert r.status_code == 200
+    body = r.json()
+    assert list(body) == [
+        "text",
+        "verdict",
+        "answered_by",
+        "findings",
+        "reflection",
+        "goals",
+        "memories_used",
+        "trace_id",
+        "ticket",
+        "attempts",
+        "skills",
+    ]
+    assert (body["text"], body["answered_by"]) == ("好的", "model")
+
+
+def test_oversize_by_content_length(make_client: MakeClient) -> None:
+    client = make_client(max_body_bytes=100)
+    body = json.dumps({**OK, "text": "长" * 100}).encode()
+    assert post(client, body) == (
+        413,
+        error("payload_too_large", "the request body is larger than 100 bytes"),
+    )
+
+
+def test_oversize_without_content_length(make_client: MakeClient) -> None:
+    """A chunked body is counted as it arrives."""
+    client = make_client(max_body_bytes=100)
+
+    def chunks() -> Iterator[bytes]:
+        yield b'{"user_id": "u1", "session_id": "s1", "text": "'
+        yield b"x" * 200
+        yield b'"}'
+
+    r = client.post("/v1/turns", content=chunks(), headers=auth("acme"))
+    assert "content-length" not in r.request.headers
+    assert (r.status_code, r.json()) == (
+        413,
+        error("payload_too_large", "the request body is larger than 100 bytes"),
+    )
+
+
+def test_at_the_limit_is_accepted(make_client: MakeClient) -> None:
+    body = json.dumps(OK).encode()
+    client = make_client(max_body_bytes=len(body))
+    assert post(client, body)[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"", "the request body is empty: send a JSON object"),
+        (b"  \n", "the request body is empty: send a JSON object"),
+        (
+            b'{"user_id": "u1",',
+            "the request body is not valid JSON: "
+            "Expecting property name enclosed in double quotes at line 1 column 18",
+        ),
+        (b"\xff\xfe{", "the request body is not UTF-8"),
+        (b"user_id=u1", "the request body is not valid JSON: Expecting value at line 1 column 1"),
+    ],
+)
+def test_malformed_json_is_400(client: TestClient, body: bytes, message: str) -> None:
+    assert post(client, body) == (400, error("malformed_json", message))
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ([OK], "the request body must be a JSON object"),
+        ("text", "the request body must be a JSON object"),
+        ({}, "user_id: Field required; session_id: Field required; text: Field required"),
+        ({**OK, "text": "长" * 4001}, "text: String should have at most 4000 characters"),
+        ({**OK, "text": " \n "}, "text: must not be blank"),
+        ({**OK, "user_id": 7}, "user_id: Input should be a valid string"),
+        ({**OK, "user_id": "u" * 129}, "user_id: String should have at most 128 characters"),
+        ({**OK, "user_id": "u\n1"}, "user_id: must not contain control characters"),
+        ({**OK, "session_id": ""}, "session_id: String should have at least 1 character"),
+        (
+            {**OK, "role": "Admin!"},
+            "role: must be a role name such as 'agent' (a-z, 0-9, _ and -)",
+        ),
+        ({**OK, "consent": "v\x001"}, "consent: must not contain control characters"),
+        ({**OK, "tenant": "globex"}, "tenant: Extra inputs are not permitted"),
+    ],
+)
+def test_invalid_turns_are_422(client: TestClient, body: Any, message: str) -> None:
+    status, got = post(client, json.dumps(body).encode())
+    assert (status, got) == (422, error("invalid_request", message))
+
+
+def test_exactly_4000_characters_is_accepted(client: TestClient) -> None:
+    assert post(client, json.dumps({**OK, "text": "长" * 4000}).encode())[0] == 200
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        (
+            "/v1/users/" + "u" * 129 + "/memory",
+            "user_id: String should have at most 128 characters",
+        ),
+        ("/v1/users/u%01/memory", "user_id: must not contain control characters"),
+        ("/v1/traces?limit=0", "limit: Input should be greater than or equal to 1"),
+        (
+            "/v1/traces?limit=many",
+            "limit: Input should be a valid integer, unable to parse string as an integer",
+        ),
+        ("/v1/users/u1/goals?session_id=", "session_id: String should have at least 1 character"),
+    ],
+)
+def test_invalid_paths_and_queries_are_422(client: TestClient, path: str, message: str) -> None:
+    r = client.get(path, headers=auth("acme"))
+    assert (r.status_code, r.json()) == (422, error("invalid_request", message))
+
+
+def test_unknown_route_and_method(client: TestClient) -> None:
+    r = client.get("/v1/nothing", headers=auth("acme"))
+    assert (r.status_code, r.json()) == (404, error("not_found", "Not Found"))
+    r = client.put("/v1/turns", headers=auth("acme"))
+    assert (r.status_code, r.json()) == (405, error("method_not_allowed", "Method Not Allowed"))
+
+
+def test_an_unknown_trace(client: TestClient) -> None:
+    r = client.get("/v1/traces/tr-nope", headers=auth("acme"))
+    assert (r.status_code, r.json()) == (404, error("not_found", "no trace 'tr-nope'"))
+
+
+class Failing:
+    """A backend whose every call fails, quoting the user as some backends' errors do."""
+
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float,
+        stop: Sequence[str] = (),
+        grammar: str | None = None,
+    ) -> Completion:
+        raise self.exc
+
+
+def test_a_failing_model_is_502_without_the_users_words(make_client: MakeClient) -> None:
+    client = make_client(Failing(LLMUnavailable("cannot answer 你好 now")))
+    r = client.post("/v1/turns", json=OK, headers=auth("acme"))
+    assert (r.status_code, r.json()) == (
+        502,
+        error("model_unavailable", "the model backend failed (LLMUnavailable)"),
+    )
+    health = client.get("/v1/health", headers=auth("acme")).json()
+    assert health["counts"] == {"turns": 1, "turn_errors": 1, "in_flight": 0}
+
+
+def test_an_internal_error_is_500(make_client: MakeClient) -> None:
+    client = make_client(Failing(RuntimeError("你好 broke")))
+    r = client.post("/v1/turns", json=OK, headers=auth("acme"))
+    assert (r.status_code, r.json()) == (
+        500,
+        error("internal", "internal error; the server log has the details"),
+    )
+
+
+def test_scripted_answers_used_up_is_a_model_error(make_client: MakeClient) -> None:
+    client = make_client(ScriptedLLM(["只有一个回答"]))
+    assert client.post("/v1/turns", json=OK, headers=auth("acme")).status_code == 200
+    assert client.post("/v1/turns", json=OK, headers=auth("acme")).status_code == 502

@@ -287,3 +287,32 @@ def test_self_reflection_runs_after_the_checkers(open_agent: Open) -> None:
         True,
         "agrees",
     )
+
+
+def test_the_lifecycle_hooks_fire(tmp_path: Path) -> None:
+    """What a turn did reaches plugins: goal transitions, memory writes (the stored, redacted
+    value), fallbacks and the reflection."""
+    events: list[tuple[str, Any]] = []
+    db = tmp_path / "hooks.db"
+    db.touch()
+    with Agent.from_pack(
+        "ecommerce",
+        llm=ScriptedLLM(["您的订单DD202405010001已发货，正在运输中。"]),
+        database_url=f"sqlite:///{db}",
+        memory_key=KEY,
+        clock=lambda: NOW,
+        notify=lambda hook, event: events.append((hook, event)),
+    ) as agent:
+        agent.turn("u1", "s1", "订单号DD202405010001的订单发货了吗")
+    hooks = [h for h, _ in events]
+    assert hooks == [
+        "charter_on_goal_transition",  # created pending
+        "charter_on_goal_transition",  # active: slots complete
+        "charter_on_memory_write",
+        "charter_on_goal_transition",  # completed: the answer delivered
+        "charter_after_reflection",
+    ]
+    moves = [(e.from_status, e.to_status) for h, e in events if h == "charter_on_goal_transition"]
+    assert moves == [(None, "pending"), ("pending", "active"), ("active", "completed")]
+    write = next(e for h, e in events if h == "charter_on_memory_write")
+    assert (write.layer, write.key, write.value) == ("facts", "order_id", "DD202405010001")

@@ -113,7 +113,12 @@ def build(
         )
     opts = options or AgentOptions()
     policy = pack.memory or MemoryPolicy()
-    goals = GoalStore(database_url, clock=clock)
+
+    def transition_hook(event: object) -> None:
+        if notify is not None:
+            notify("charter_on_goal_transition", event)
+
+    goals = GoalStore(database_url, clock=clock, on_transition=transition_hook)
     facts = FactStore(database_url, policy, clock=clock)
     pipeline = WritePipeline(policy, registry, key=memory_key, clock=clock, environ=environ)
     short_term = ShortTermMemory(

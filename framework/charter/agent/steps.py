@@ -13,7 +13,7 @@ from charter.agent.judge import Judged, give_up, reflect, rule_context
 from charter.agent.parts import AgentOptions, Parts, slot_args
 from charter.agent.prompt import DEFAULT_INTRO, Prompt, PromptParts, assemble
 from charter.agent.reply import Reply, is_negation
-from charter.events import Reflection
+from charter.events import MemoryWrite, Reflection
 from charter.goals.tables import Goal
 from charter.goals.tracker import Turn
 from charter.memory import narrative_lifecycle
@@ -330,8 +330,23 @@ def remember(
         )
         prepared = p.pipeline.prepare(accessor, candidate)
         if isinstance(prepared, PreparedFact):
-            p.facts.write(accessor, prepared)
+            fact = p.facts.write(accessor, prepared)
             written += 1
+            if p.notify is not None:
+                p.notify(
+                    "charter_on_memory_write",
+                    MemoryWrite(
+                        action="write",
+                        layer="facts",
+                        user_id=accessor.user_id,
+                        key=fact.key,
+                        value=fact.value,  # as stored: redacted, encrypted when the policy says
+                        memory_type=fact.memory_type,
+                        confidence=fact.confidence,
+                        memory_id=fact.id,
+                        at=fact.created_at,
+                    ),
+                )
         else:
             dropped += 1
     summaries = 0

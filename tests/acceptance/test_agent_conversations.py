@@ -24,7 +24,16 @@ from charter.traces.store import TraceStore
 
 KEY = base64.b64encode(bytes(range(32))).decode()
 NOW = datetime(2024, 5, 1, 2, 0, tzinfo=UTC)  # 10:00 in China: 明天 is 2024-05-02
-MODEL_STEPS = ["input", "goals", "recall", "skills", "prompt", "generate", "reflect"]
+MODEL_STEPS = [
+    "input",
+    "goals",
+    "recall",
+    "skills",
+    "working_memory",
+    "prompt",
+    "generate",
+    "reflect",
+]
 AFTER = ["memory", "goal_transitions"]
 Open = Callable[..., Agent]
 
@@ -187,18 +196,21 @@ def test_finance_escalation_and_uncertainty(open_agent: Open) -> None:
     assert isinstance(guess, PreparedFact)
     agent.parts.facts.write(u2, guess)
     r = agent.turn("u2", "s1", "查一下尾号1234的余额")
+    # §5: the answer carries the marker, and one resting on an uncertain memory goes to a person
     assert summary(r) == (
-        "fixed",
+        "escalate",
         "model",
         1,
-        "[需人工确认]尾号1234的账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角）。",
+        "[需人工确认]尾号1234的账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角）。\n"
+        "该问题需要人工复核，已为您转接金融顾问，请稍候。（工单号 T-000002）",
     )
+    assert r.ticket == "T-000002"
     assert (
         r.reflection is not None
         and r.reflection.lines()[2] == "【不确定性】高（用到了低置信度信息）"
     )
     assert step(agent, r, "recall").outputs["step"] == "intent"
-    assert goals(r) == [("account-query", "completed")]
+    assert goals(r) == [("account-query", "active")]  # a person answers it, not the agent
 
 
 def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
@@ -316,3 +328,89 @@ def test_the_lifecycle_hooks_fire(tmp_path: Path) -> None:
     assert moves == [(None, "pending"), ("pending", "active"), ("active", "completed")]
     write = next(e for h, e in events if h == "charter_on_memory_write")
     assert (write.layer, write.key, write.value) == ("facts", "order_id", "DD202405010001")
+
+
+def test_no_raw_personal_data_in_tickets_or_goal_history(open_agent: Open) -> None:
+    agent = open_agent("finance", ["好的。", "收到。", "明白。"])
+    r = agent.turn("u1", "s1", "我有5万元想买理财，电话13812345678，身份证110101199003071233")
+    assert r.verdict == "escalate" and r.ticket is not None
+    stored = dump(agent, ("memory_", "short_term", "trace", "skill_ticket", "goal_history"))
+    assert "13812345678" not in stored and "110101199003071233" not in stored
+    assert "[PHONE]" in stored  # scrubbed, not dropped: the ticket still says what was asked
+
+
+def test_an_echoed_prompt_is_no_answer_and_pending_questions_are_asked(open_agent: Open) -> None:
+    agent = open_agent(
+        "medical",
+        ["【当前任务】头疼症状咨询\n请基于以上信息回答：我头疼", "建议您尽快到医院神经内科就诊。"],
+    )
+    r = agent.turn("u1", "s1", "我头疼，帮我挂个号")
+    assert (r.answered_by, r.attempts) == ("model", 2)
+    # the registration still needs its department: asked after the answer, not dropped
+    assert r.text == "建议您尽快到医院神经内科就诊。\n请问您要挂哪个科室的号？"
+    statuses = dict(goals(r))
+    assert statuses["registration"] == "pending"
+
+
+def test_forget_waits_for_the_users_running_turn(tmp_path: Path) -> None:
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    class Slow(ScriptedLLM):
+        def generate(self, messages: Any, **kw: Any) -> Any:
+            started.set()
+            release.wait(5)
+            return super().generate(messages, **kw)
+
+    db = tmp_path / "slow.db"
+    db.touch()
+    agent = Agent.from_pack(
+        "ecommerce",
+        llm=Slow(default="您的订单DD202405010001已发货，正在运输中。"),
+        database_url=f"sqlite:///{db}",
+        memory_key=KEY,
+        clock=lambda: NOW,
+    )
+    try:
+        turn = threading.Thread(
+            target=agent.turn, args=("u1", "s1", "订单号DD202405010001的订单发货了吗")
+        )
+        turn.start()
+        assert started.wait(5)
+        counts: dict[str, int] = {}
+        forget = threading.Thread(target=lambda: counts.update(agent.forget("u1")))
+        forget.start()
+        forget.join(0.2)
+        assert forget.is_alive()  # it waits for the turn ...
+        release.set()
+        turn.join(5)
+        forget.join(5)
+        assert counts["facts"] == 1 and counts["traces"] == 1  # ... and removes what it wrote
+        assert agent.parts.goals.tree("u1") == []
+        assert "u1" not in dump(agent, ("memory_", "short_term", "trace", "goal_")).split()
+    finally:
+        agent.close()
+
+
+def test_a_failed_turn_keeps_its_trace(tmp_path: Path) -> None:
+    class Down:
+        def generate(self, messages: Any, **kw: Any) -> Any:
+            raise ConnectionError("model server unreachable")
+
+    db = tmp_path / "down.db"
+    db.touch()
+    with Agent.from_pack(
+        "ecommerce",
+        llm=Down(),
+        database_url=f"sqlite:///{db}",
+        memory_key=KEY,  # type: ignore[arg-type]
+    ) as agent:
+        with pytest.raises(ConnectionError):
+            agent.turn("u1", "s1", "订单号DD202405010001的订单发货了吗")
+        traces = agent.parts.traces
+        assert traces is not None
+        (trace,) = traces.list(user_id="u1")
+        assert trace.verdict == "error"
+        generate = [s for s in trace.steps if s.name == "generate"]
+        assert generate[0].outputs["error"] == "ConnectionError: model server unreachable"

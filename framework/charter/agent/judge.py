@@ -11,6 +11,7 @@ escalation to a person with a ticket; an ``escalate`` verdict escalates at once.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,7 +41,9 @@ def rule_context(
     recalled, their lowest confidence), ``skill.*`` and ``low_confidence``."""
     ctx: dict[str, Any] = {
         "goal": alignment_of(p, planned, output).subject(),
-        "memory": {"facts": [*recalled.fact_texts, *recalled.summaries]},
+        # what the prompt showed of the user's past may be cited: recalled facts, summaries,
+        # and this session's recent turns
+        "memory": {"facts": [*recalled.fact_texts, *recalled.summaries, *recalled.recent]},
         "skill": {
             "called": len(called),
             "failed": sum(1 for c in called if c.status != "ok"),
@@ -61,6 +64,8 @@ class Judged:
 
     @property
     def verdict(self) -> str:
+        if not self.checked.text.strip():
+            return "retry"  # nothing but the prompt echoed back: no answer at all
         v = self.checked.verdict
         if v in ("pass", "fixed") and not self.alignment.aligned:
             return "retry"  # the rules pass but a goal is not delivered: ask again
@@ -128,6 +133,40 @@ _ECHO = re.compile(
 )
 
 
+def open_ticket(
+    p: Parts, ctx: CallContext, reason: str, answer: str, findings: Sequence[Any] = ()
+) -> str:
+    """A hand-off ticket for this turn, every text in it scrubbed like memory is."""
+    scrub = p.pipeline.scrub
+    ticket = p.tickets.open(
+        user_id=ctx.user_id or "anonymous",
+        session_id=ctx.session_id or "-",
+        domain=p.pack.name,
+        reason=scrub(reason),
+        summary=scrub(ctx.query)[:200],
+        context={
+            "query": scrub(ctx.query),
+            "answer": scrub(answer),
+            "findings": [f.as_dict() for f in findings],
+            "conversation": [scrub(t) for t in ctx.conversation],
+        },
+    )
+    return str(ticket.id)
+
+
+def escalation_text(p: Parts, ticket: str) -> str:
+    message = p.pack.messages.get("escalate", "已为您转接人工客服，请稍候。")
+    return f"{message}（工单号 {ticket}）"
+
+
+def escalate_uncertain(p: Parts, reply: Reply, ctx: CallContext) -> Reply:
+    ticket = open_ticket(
+        p, ctx, "uncertain: an answer rests on a low-confidence memory", reply.text
+    )
+    text = f"{reply.text}\n{escalation_text(p, ticket)}"
+    return dataclasses.replace(reply, text=text, verdict="escalate", ticket=ticket)
+
+
 def without_echo(output: str) -> str:
     """A base model often repeats the prompt's labelled lines before (or instead of) its
     answer: those lines are the prompt, not an answer, and are dropped before judging."""
@@ -186,27 +225,15 @@ def give_up(
                 skills=skills,
                 answered_by="template",
             )
-    ticket = p.tickets.open(
-        user_id=ctx.user_id,
-        session_id=ctx.session_id,
-        domain=p.pack.name,
-        reason=f"{judged.verdict}: " + ("、".join(judged.checked.failed) or "goal not delivered"),
-        summary=text[:200],
-        context={
-            "query": text,
-            "answer": judged.checked.text,
-            "findings": [f.as_dict() for f in judged.checked.findings],
-            "conversation": list(ctx.conversation),
-        },
-    )
-    message = p.pack.messages.get("escalate", "已为您转接人工客服，请稍候。")
+    reason = f"{judged.verdict}: " + ("、".join(judged.checked.failed) or "goal not delivered")
+    ticket = open_ticket(p, ctx, reason, judged.checked.text, judged.checked.findings)
     return Reply(
-        text=f"{message}（工单号 {ticket.id}）",
+        text=escalation_text(p, ticket),
         verdict="escalate",
         findings=judged.checked.findings,
         reflection=judged.record(attempts),
         memories_used=recalled.ids,
-        ticket=ticket.id,
+        ticket=ticket,
         attempts=attempts,
         skills=skills,
         answered_by="escalation",

@@ -15,6 +15,7 @@ over answers itself.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ class Agent:
         self.max_retries = int(
             parts.pack.thresholds.get("max_retries", 2) if limit is None else limit
         )
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
         self.selfcheck = (
             SelfReflection(parts.llm, pack=parts.pack.name, notify=parts.notify)
             if self.options.self_reflection
@@ -94,7 +97,12 @@ class Agent:
 
     def forget(self, user_id: str, *, tenant: str | None = None) -> dict[str, int]:
         """Remove the user from every store that holds their words: facts, summaries,
-        short-term turns, goals, tickets, traces (the audit trail keeps one anonymised row)."""
+        short-term turns, goals, tickets, traces (the audit trail keeps one anonymised row).
+        A turn of the user still running finishes first: its writes cannot outlive this."""
+        with self._user_lock(user_id):
+            return self._forget(user_id, tenant)
+
+    def _forget(self, user_id: str, tenant: str | None) -> dict[str, int]:
         counts = self.parts.memory.forget(Accessor(user_id, "agent:forget", role="admin"))
         counts["goals"] = self.parts.goals.forget_user(user_id)
         counts["tickets"] = self.parts.tickets.delete_user(user_id)
@@ -121,6 +129,44 @@ class Agent:
         accessor = Accessor(user_id, "agent", role=role, use=self.options.use, consent=consent)
         rec = TraceRecorder(user_id, session_id, p.pack.name, tenant=tenant)
         text = " ".join(text.split())
+        # one turn of a user at a time (a double click, a client retry, forget meanwhile):
+        # planning reads then writes the session's goals, and forget must not be undone by
+        # the writes of a turn still running
+        with self._user_lock(user_id):
+            try:
+                reply = self._turn(rec, accessor, session_id, text, context)
+            except BaseException:
+                self._save(rec, "", "error")  # what ran until the failure is kept
+                raise
+            self._save(rec, reply.text, reply.verdict)  # inside the lock: forget waits for it
+        steps.after_reflection(p, reply, rec.id, user_id, session_id)
+        return reply
+
+    def _user_lock(self, user_id: str) -> threading.Lock:
+        with self._locks_guard:
+            lock = self._locks.get(user_id)
+            if lock is None:
+                lock = self._locks[user_id] = threading.Lock()
+            return lock
+
+    def _save(self, rec: TraceRecorder, text: str, verdict: str) -> None:
+        if rec.finished or rec.running:
+            return  # finished already, or a step never closed: nothing sound to store
+        trace = rec.finish(text, verdict)
+        if self.parts.traces is not None:
+            # what users typed and models wrote is stored only scrubbed, as memory is
+            self.parts.traces.save(steps.scrubbed(trace, self.parts.pipeline.scrub))
+
+    def _turn(
+        self,
+        rec: TraceRecorder,
+        accessor: Accessor,
+        session_id: str,
+        text: str,
+        context: Mapping[str, Any] | None,
+    ) -> Reply:
+        p = self.parts
+        user_id = accessor.user_id
         with working.turn(session_id) as wm:
             with rec.step("input", {"text": text}) as s:
                 negations = steps.negations(p, user_id, session_id, text)
@@ -133,6 +179,7 @@ class Agent:
                 s.decision = planned.decision
             wm.active_context.current_task = "；".join(g.description for g in planned.active)
             wm.active_context.user_intent = planned.active[0].intent if planned.active else None
+            wm.ephemeral_entities.extend(planned.entities)
             with rec.step("recall", {"entities": planned.entities}) as s:
                 recalled = steps.recall(p, accessor, text, planned)
                 s.outputs.update(recalled.trace())
@@ -143,11 +190,14 @@ class Agent:
                 s.inputs["calls"] = [{"skill": c.skill, "args": dict(c.args)} for c in called]
                 s.outputs["outcomes"] = [steps.outcome_dict(c) for c in called]
                 wm.active_context.tool_state = {c.skill: c.status for c in called}
+            with rec.step("working_memory") as s:
+                s.outputs.update(wm.as_dict())
             direct = steps.deterministic(p, planned, called)
             if direct is not None:
-                reply = self._direct(rec, direct, planned, recalled, called)
+                reply = self._direct(rec, direct, planned, recalled, called, ctx)
             else:
                 reply = self._generate(rec, text, planned, recalled, called, ctx)
+            reply = steps.with_questions(reply, planned)
             with rec.step("memory", {"write": self.options.write_memory}) as s:
                 s.outputs.update(
                     steps.remember(p, accessor, session_id, text, reply, planned, self.options)
@@ -155,14 +205,7 @@ class Agent:
             with rec.step("goal_transitions") as s:
                 s.outputs["moves"] = steps.settle_goals(p, planned, reply)
             goals = steps.goal_tree(p, user_id, session_id)
-        reply = steps.with_trace(reply, rec.id, goals)
-        steps.after_reflection(p, reply, rec.id, user_id, session_id)
-        if p.traces is not None:
-            # what users typed and models wrote is stored only scrubbed, as memory is
-            p.traces.save(steps.scrubbed(rec.finish(reply.text, reply.verdict), p.pipeline.scrub))
-        else:
-            rec.finish(reply.text, reply.verdict)
-        return reply
+        return steps.with_trace(reply, rec.id, goals)
 
     def _direct(
         self,
@@ -171,6 +214,7 @@ class Agent:
         planned: steps.Planned,
         recalled: steps.Recalled,
         called: Sequence[Any],
+        ctx: Any,
     ) -> Reply:
         p = self.parts
         with rec.step("answer", {"by": direct.by}) as s:
@@ -187,19 +231,27 @@ class Agent:
             attempts=0,
             verdict=checked.verdict,
         )
-        if direct.ticket is not None:
+        text, ticket = checked.final_text, direct.ticket
+        if checked.verdict in ("retry", "escalate") and ticket is None:
+            # a text the pack wrote itself breaks a rule: nothing to regenerate, a person
+            # answers (the ticket says which rule)
+            ticket = steps.open_ticket(
+                p, ctx, f"{checked.verdict}: " + "、".join(checked.failed), text
+            )
+            text = steps.escalation_text(p, ticket)
+        if ticket is not None:
             verdict = "escalate"
         elif direct.asks and checked.verdict == "pass":
             verdict = "ask"
         else:
             verdict = checked.verdict
         return Reply(
-            text=checked.final_text,
+            text=text,
             verdict=verdict,
             findings=checked.findings,
             reflection=record,
             memories_used=recalled.ids,
-            ticket=direct.ticket,
+            ticket=ticket,
             skills=tuple(steps.outcome_dict(c) for c in called),
             answered_by=direct.by,
         )
@@ -242,7 +294,14 @@ class Agent:
                     s.outputs.update(own.as_dict())
                     s.decision = "disagrees with the rules" if own.disagrees(record) else "agrees"
             if judged.accept:
-                return judged.reply(attempt, recalled, called)
+                reply = judged.reply(attempt, recalled, called)
+                if recalled.uncertain and reply.verdict in ("pass", "fixed"):
+                    # §5: an answer resting on a memory below the threshold carries the
+                    # marker and goes to a person
+                    with rec.step("escalate", {"why": "uncertain"}) as s:
+                        reply = steps.escalate_uncertain(p, reply, ctx)
+                        s.outputs.update(ticket=reply.ticket)
+                return reply
             if judged.verdict == "retry" and attempt <= self.max_retries:
                 guidance = judged.guidance
                 continue

@@ -148,7 +148,14 @@ def build(
         )
     tracker = alignment = None
     if pack.goals is not None:
-        tracker = GoalTracker(pack.goals, registry, goals, clock=clock, constants=pack.constants)
+        tracker = GoalTracker(
+            pack.goals,
+            registry,
+            goals,
+            clock=clock,
+            constants=pack.constants,
+            scrub=pipeline.scrub,
+        )
         alignment = AlignmentChecker(pack.goals, registry, pack.constants)
     return Parts(
         pack=pack,

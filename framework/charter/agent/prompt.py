@@ -87,7 +87,7 @@ def assemble(
     optional sections can make it fit."""
     tokens = count or estimate_tokens
     p = PromptParts(
-        query=_cut(parts.query),
+        query=" ".join(parts.query.split()),  # never cut: the question is often at the end
         profile=tuple(map(_cut, parts.profile)),
         task=tuple(map(_cut, parts.task)),
         facts=tuple(map(_cut, parts.facts))[:MAX_FACTS],

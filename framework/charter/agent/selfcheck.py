@@ -107,12 +107,15 @@ class SelfReflection:
         if hit is not None:
             result = SelfCheck(hit.goal_aligned, hit.constraints_ok, hit.uncertain, hit.raw, True)
         else:
-            done = self.llm.generate(
-                [Message("user", PROMPT.format(goal=goal or "回答用户的问题", output=output))],
-                max_tokens=self.max_tokens,
-                temperature=0.0,
-                grammar=GRAMMAR,
-            )
+            try:
+                done = self.llm.generate(
+                    [Message("user", PROMPT.format(goal=goal or "回答用户的问题", output=output))],
+                    max_tokens=self.max_tokens,
+                    temperature=0.0,
+                    grammar=GRAMMAR,
+                )
+            except Exception as exc:  # optional: a backend without grammars must not fail turns
+                return SelfCheck(None, None, None, f"unavailable: {type(exc).__name__}: {exc}")
             result = parse(done.text)
             with self._lock:
                 self._cache[key] = result

@@ -9,7 +9,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from charter.agent.judge import Judged, give_up, reflect, rule_context
+from charter.agent.judge import (
+    Judged,
+    escalate_uncertain,
+    escalation_text,
+    give_up,
+    open_ticket,
+    reflect,
+    rule_context,
+)
 from charter.agent.parts import AgentOptions, Parts, slot_args
 from charter.agent.prompt import DEFAULT_INTRO, Prompt, PromptParts, assemble
 from charter.agent.reply import Reply, is_negation
@@ -23,7 +31,15 @@ from charter.skills.fallback import CallContext
 from charter.skills.runner import SkillOutcome
 from charter.traces.model import Trace
 
-__all__ = ["Judged", "give_up", "reflect", "rule_context"]
+__all__ = [
+    "Judged",
+    "escalate_uncertain",
+    "escalation_text",
+    "give_up",
+    "open_ticket",
+    "reflect",
+    "rule_context",
+]
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{5,}$")
 
 
@@ -59,6 +75,7 @@ def deprecate(p: Parts, accessor: Accessor, session_id: str) -> int:
 @dataclass
 class Planned:
     turn: Turn | None
+    session_id: str = ""
     active: list[Goal] = field(default_factory=list)
     slots: dict[str, dict[str, Any]] = field(default_factory=dict)  # goal id -> its slots
     questions: tuple[str, ...] = ()
@@ -80,7 +97,7 @@ class Planned:
 
 def plan(p: Parts, user_id: str, session_id: str, text: str) -> Planned:
     if p.tracker is None:
-        return Planned(None)
+        return Planned(None, session_id)
     turn = p.tracker.handle(user_id, session_id, text)
     active = p.goals.active(user_id, session_id)
     slots = {
@@ -101,7 +118,9 @@ def plan(p: Parts, user_id: str, session_id: str, text: str) -> Planned:
         decision += f", {len(turn.questions)} question(s)"
     if turn.confirm:
         decision += ", a split to confirm"
-    return Planned(turn, active, slots, turn.questions, turn.confirm, entities, decision)
+    return Planned(
+        turn, session_id, active, slots, turn.questions, turn.confirm, entities, decision
+    )
 
 
 # ---- memory -----------------------------------------------------------------------------------
@@ -117,6 +136,7 @@ class Recalled:
     ids: tuple[str, ...] = ()
     min_confidence: float | None = None
     uncertain: bool = False
+    recent: list[str] = field(default_factory=list)  # this session's turns, for the claims check
 
     def trace(self) -> dict[str, Any]:
         return {
@@ -141,7 +161,18 @@ def recall(p: Parts, accessor: Accessor, text: str, planned: Planned) -> Recalle
     got = p.memory.recall(accessor, text, entity_refs=planned.entities, intent=intent)
     facts = list(got.facts)
     conf = min((f.confidence for f in facts), default=None)
+    recent = (
+        [
+            t
+            for turn in p.short_term.turns(accessor.user_id, planned.session_id)
+            for t in (turn.summary, turn.text)
+            if t
+        ]
+        if planned.session_id
+        else []
+    )
     return Recalled(
+        recent=recent,
         step=got.step,
         reason=got.reason,
         facts=facts,
@@ -364,18 +395,45 @@ def remember(
     return {"facts": written, "dropped": dropped, "summaries": summaries}
 
 
+def with_questions(reply: Reply, planned: Planned) -> Reply:
+    """A question the planner still has (a slot another goal needs) is asked after the
+    answer, not dropped because one goal could already be answered."""
+    if not planned.questions or reply.answered_by == "planner" or reply.verdict == "escalate":
+        return reply
+    asked = [q for q in planned.questions if q not in reply.text]
+    if not asked:
+        return reply
+    return dataclasses.replace(reply, text=reply.text + "\n" + " ".join(asked))
+
+
 def settle_goals(p: Parts, planned: Planned, reply: Reply) -> list[dict[str, Any]]:
-    """An answer that passed the rules and delivered what the goals need completes them."""
+    """An answer that passed the rules and delivered what the goals need completes them;
+    never a goal whose sub-goals are still open (the root of a split among them)."""
     delivered = reply.verdict in ("pass", "fixed", "retry") and reply.answered_by in (
         "model",
         "template",
     )
     if not delivered or reply.reflection is None or not reply.reflection.goal_aligned:
         return []
+    tree = (
+        p.goals.tree(planned.active[0].user_id, planned.active[0].session_id)
+        if planned.active
+        else []
+    )
+    open_parents = {g.parent_id for g in tree if g.status in ("pending", "active") and g.parent_id}
     moves = []
     for goal in planned.active:
+        if goal.id in open_parents and any(
+            g.parent_id == goal.id and g.id not in {a.id for a in planned.active}
+            for g in tree
+            if g.status in ("pending", "active")
+        ):
+            continue
         done = p.goals.complete(
-            goal.id, {"answer": reply.text[:200]}, actor="agent", trigger="answer delivered"
+            goal.id,
+            {"answer": p.pipeline.scrub(reply.text)[:200]},
+            actor="agent",
+            trigger="answer delivered",
         )
         moves.append({"goal": goal.id, "to": "completed", "ok": done.ok})
     return moves

@@ -46,8 +46,12 @@ class GoalTracker:
         *,
         clock: Callable[[], datetime] = utcnow,
         constants: Mapping[str, Any] | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         self.spec = spec
+        # the input quoted in each history row's trigger: scrubbed of personal data when the
+        # agent gives its write pipeline's scrubber
+        self._scrub = scrub or (lambda text: text)
         self.planner = Planner(spec, registry, constants)
         self.store = store
         self.clock = clock
@@ -81,7 +85,7 @@ class GoalTracker:
 
     def handle(self, user_id: str, session_id: str, text: str) -> Turn:
         plan = self.planner.plan(text, self.state(user_id, session_id))
-        trigger = f"input: {text[:60]}"
+        trigger = f"input: {self._scrub(text)[:60]}"
         created: dict[str, str] = {}
         moves: list[TransitionResult] = []
         for g in plan.goals:

@@ -134,6 +134,8 @@ def parse_turn(body: bytes) -> TurnRequest:
         raise ApiError(
             400, "malformed_json", f"the request body is not valid JSON: {exc.msg} at {where}"
         ) from None
+    except RecursionError:  # [[[[…]]]]: nested deeper than the parser goes
+        raise ApiError(400, "malformed_json", "the request body is nested too deeply") from None
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_request", "the request body must be a JSON object")
     try:

@@ -55,6 +55,10 @@ class TurnRequest(BaseModel):
     def _a_role(cls, value: str) -> str:
         if not _ROLE.fullmatch(value):
             raise ValueError("must be a role name such as 'agent' (a-z, 0-9, _ and -)")
+        if value in ("admin", "user"):
+            # the privileged memory roles (export, forget) are the endpoints' to use, not a
+            # turn's: a client cannot talk its way into them
+            raise ValueError(f"role '{value}' is not allowed on a turn")
         return value
 
 

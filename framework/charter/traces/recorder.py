@@ -178,6 +178,11 @@ class TraceRecorder:
     def finished(self) -> bool:
         return self._trace is not None
 
+    @property
+    def running(self) -> bool:
+        """A step was entered and has not ended (the turn failed inside it)."""
+        return any(h.step is None for h in self._handles)
+
     def step(
         self, name: str, inputs: Mapping[str, Any] | None = None, *, decision: str = ""
     ) -> StepHandle:

@@ -76,10 +76,13 @@ def test_oldest_summaries_then_profile_then_facts_go_first(
     assert "【当前任务】" in body and "【技能结果】" in body and body.endswith("我的订单到哪了")
 
 
-def test_long_lines_are_cut() -> None:
-    p = assemble(PromptParts(query="问" * 500), intro="", budget=10_000, count=chars)
-    last = p.messages[1].content.splitlines()[-1]
-    assert last == "请基于以上信息回答：" + "问" * (MAX_LINE - 1) + "…"
+def test_long_lines_are_cut_but_never_the_question() -> None:
+    p = assemble(
+        PromptParts(query="问" * 500, facts=("记" * 500,)), intro="", budget=100_000, count=chars
+    )
+    _, facts, query = p.messages[1].content.splitlines()
+    assert facts == "【关联记忆】" + "记" * (MAX_LINE - 1) + "…"
+    assert query == "请基于以上信息回答：" + "问" * 500  # the question is often at the end
 
 
 @pytest.mark.parametrize(

@@ -74,3 +74,20 @@ def test_three_disagreements_in_a_row_fire_the_alert_and_answers_are_cached() ->
     again = sr.check("查询余额", "答0", FAILED, "tr-9", "u1", "s1")
     assert again.cached and len(llm.calls) == calls  # (goal, output) seen: no generation
     assert llm.calls[0].grammar == GRAMMAR and llm.calls[0].temperature == 0.0
+
+
+def test_a_backend_without_grammars_does_not_fail_the_turn() -> None:
+    class NoGrammar:
+        def generate(self, messages: object, **kw: object) -> object:
+            raise NotImplementedError(
+                "the openai backend sends a grammar only to a llama.cpp server"
+            )
+
+    sr = SelfReflection(NoGrammar(), pack="finance")  # type: ignore[arg-type]
+    got = sr.check("查询余额", "回答", FAILED, "tr-1", "u1", "s1")
+    assert (got.parsed, got.raw) == (
+        False,
+        "unavailable: NotImplementedError: the openai backend sends a grammar only to a "
+        "llama.cpp server",
+    )
+    assert not got.disagrees(FAILED)

@@ -199,7 +199,7 @@ def test_trace_command(chat: Chat) -> None:
         "  started   WHEN",
         "  duration  T",
         "  verdict   ask",
-        "  steps     7",
+        "  steps     8",
         "  reply     请问您的订单号是多少？可以在“我的订单”里查看。",
         "",
     ]
@@ -209,9 +209,10 @@ def test_trace_command(chat: Chat) -> None:
         "step 2: goals (T, from +T)",
         "step 3: recall (T, from +T)",
         "step 4: skills (T, from +T)",
-        "step 5: answer (T, from +T)",
-        "step 6: memory (T, from +T)",
-        "step 7: goal_transitions (T, from +T)",
+        "step 5: working_memory (T, from +T)",
+        "step 6: answer (T, from +T)",
+        "step 7: memory (T, from +T)",
+        "step 8: goal_transitions (T, from +T)",
     ]
 
 

@@ -94,6 +94,7 @@ def test_at_the_limit_is_accepted(make_client: MakeClient) -> None:
         ),
         (b"\xff\xfe{", "the request body is not UTF-8"),
         (b"user_id=u1", "the request body is not valid JSON: Expecting value at line 1 column 1"),
+        (b"[" * 30_000 + b"]" * 30_000, "the request body is nested too deeply"),
     ],
 )
 def test_malformed_json_is_400(client: TestClient, body: bytes, message: str) -> None:
@@ -116,6 +117,8 @@ def test_malformed_json_is_400(client: TestClient, body: bytes, message: str) ->
             {**OK, "role": "Admin!"},
             "role: must be a role name such as 'agent' (a-z, 0-9, _ and -)",
         ),
+        ({**OK, "role": "admin"}, "role: role 'admin' is not allowed on a turn"),
+        ({**OK, "role": "user"}, "role: role 'user' is not allowed on a turn"),
         ({**OK, "consent": "v\x001"}, "consent: must not contain control characters"),
         ({**OK, "tenant": "globex"}, "tenant: Extra inputs are not permitted"),
     ],

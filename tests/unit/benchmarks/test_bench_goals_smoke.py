@@ -5,14 +5,13 @@ asserted."""
 from __future__ import annotations
 
 import importlib
-import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.unit.benchmarks.smoke import check_lines, run_quick
 
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 EXPECTED_LINES = (
@@ -37,28 +36,14 @@ TARGETS = (
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    out = tmp_path_factory.mktemp("bench-goals") / "figures.json"
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "bench_goals.py"), "--quick", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout, json.loads(out.read_text(encoding="utf-8"))
+    return run_quick("bench_goals.py", tmp_path_factory.mktemp("bench-goals"))
 
 
 def test_prints_every_expected_line_and_a_verdict_per_target(
     quick_run: tuple[str, dict[str, Any]],
 ) -> None:
     stdout, _ = quick_run
-    lines = stdout.splitlines()
-    for prefix in EXPECTED_LINES:
-        assert any(line.startswith(prefix) for line in lines), f"missing: {prefix!r}\n{stdout}"
-    verdicts = lines[-len(TARGETS) :]
-    for prefix, line in zip(TARGETS, verdicts, strict=True):
-        assert line.startswith(prefix), line
-        assert line.endswith(": OK") or line.endswith(": MISSED"), line
+    check_lines(stdout, EXPECTED_LINES, TARGETS)
 
 
 def test_figures_are_written(quick_run: tuple[str, dict[str, Any]]) -> None:

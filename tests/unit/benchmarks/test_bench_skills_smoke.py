@@ -4,15 +4,14 @@ target, writes its JSON, and its outcome check holds (and would fire). No timing
 from __future__ import annotations
 
 import importlib
-import json
-import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.unit.benchmarks.smoke import run_quick
 
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 EXPECTED_LINES = (
@@ -28,15 +27,7 @@ EXPECTED_LINES = (
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    out = tmp_path_factory.mktemp("bench-skills") / "figures.json"
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "bench_skills.py"), "--quick", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout, json.loads(out.read_text(encoding="utf-8"))
+    return run_quick("bench_skills.py", tmp_path_factory.mktemp("bench-skills"))
 
 
 def test_prints_every_line_and_a_verdict(quick_run: tuple[str, dict[str, Any]]) -> None:

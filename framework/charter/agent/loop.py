@@ -100,6 +100,8 @@ class Agent:
         short-term turns, goals, tickets, traces (the audit trail keeps one anonymised row).
         A turn of the user still running finishes first: its writes cannot outlive this."""
         with self._user_lock(user_id):
+            if self.selfcheck is not None:
+                self.selfcheck.forget(user_id)
             return self._forget(user_id, tenant)
 
     def _forget(self, user_id: str, tenant: str | None) -> dict[str, int]:

@@ -4,9 +4,10 @@ a GBNF grammar, so it can only answer in that shape.
 
 The deterministic record stays the decision; the model's answer is compared with it. A model
 that says Y where the checkers said N is disagreeing in the dangerous direction (it would
-have let the answer through); three such turns in a row fire ``charter_on_reflection_alert``
-(a prompt or model change to look at). Answers are cached by (goal, output): the same answer
-to the same task is not judged twice.
+have let the answer through); three such turns in a row of one user fire
+``charter_on_reflection_alert`` (a prompt or model change to look at). Answers are cached by
+(user, goal, output): the same answer to the same task is not judged twice, and what is cached
+of a user goes when the user is forgotten.
 """
 
 from __future__ import annotations
@@ -86,8 +87,8 @@ class SelfReflection:
         self.pack = pack
         self.notify = notify
         self.max_tokens = max_tokens
-        self._cache: OrderedDict[tuple[str, str], SelfCheck] = OrderedDict()
-        self._run: list[str] = []  # trace ids of the disagreements in a row
+        self._cache: OrderedDict[tuple[str, str, str], SelfCheck] = OrderedDict()
+        self._runs: dict[str, list[str]] = {}  # user -> trace ids of disagreements in a row
         self._lock = threading.Lock()
 
     def check(
@@ -99,7 +100,7 @@ class SelfReflection:
         user: str,
         session: str,
     ) -> SelfCheck:
-        key = (goal, output)
+        key = (user, goal, output)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -124,17 +125,25 @@ class SelfReflection:
         self._count(result, record, trace_id, user, session)
         return result
 
+    def forget(self, user: str) -> None:
+        """Drop what is cached of the user (their answers' texts) and their run."""
+        with self._lock:
+            for key in [k for k in self._cache if k[0] == user]:
+                del self._cache[key]
+            self._runs.pop(user, None)
+
     def _count(
         self, result: SelfCheck, record: ReflectionRecord, trace_id: str, user: str, session: str
     ) -> None:
         with self._lock:
             if not result.disagrees(record):
-                self._run.clear()
+                self._runs.pop(user, None)
                 return
-            self._run.append(trace_id)
-            run = list(self._run)
+            ids = self._runs.setdefault(user, [])
+            ids.append(trace_id)
+            run = list(ids)
             if len(run) >= ALERT_AFTER:
-                self._run.clear()
+                del self._runs[user]
         if len(run) >= ALERT_AFTER and self.notify is not None:
             self.notify(
                 "charter_on_reflection_alert",

@@ -72,8 +72,20 @@ def test_three_disagreements_in_a_row_fire_the_alert_and_answers_are_cached() ->
     ]
     calls = len(llm.calls)
     again = sr.check("查询余额", "答0", FAILED, "tr-9", "u1", "s1")
-    assert again.cached and len(llm.calls) == calls  # (goal, output) seen: no generation
+    assert again.cached and len(llm.calls) == calls  # (user, goal, output) seen: no generation
     assert llm.calls[0].grammar == GRAMMAR and llm.calls[0].temperature == 0.0
+    sr.forget("u1")
+    assert not sr.check("查询余额", "答0", FAILED, "tr-10", "u1", "s1").cached
+
+
+def test_runs_are_counted_per_user() -> None:
+    events: list[tuple[str, object]] = []
+    sr = SelfReflection(
+        ScriptedLLM(default=YES), pack="p", notify=lambda h, e: events.append((h, e))
+    )
+    for n in range(4):  # two users, two disagreements each: no user has three in a row
+        sr.check("任务", f"答{n}", FAILED, f"tr-{n}", f"u{n % 2}", "s")
+    assert events == []
 
 
 def test_a_backend_without_grammars_does_not_fail_the_turn() -> None:

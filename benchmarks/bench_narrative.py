@@ -38,7 +38,8 @@ from typing import Any
 import numpy as np
 
 from charter.memory.facts import FactStore
-from charter.memory.narrative import COLUMNS, NarrativeStore, epoch
+from charter.memory.narrative import NarrativeStore
+from charter.memory.narrative_rows import COLUMNS, epoch
 from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor
 

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from charter.agent import steps
+from charter.agent import after, steps
 from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
 from charter.agent.reply import ReflectionRecord, Reply, is_negation
 from charter.agent.selfcheck import SelfReflection
@@ -141,7 +141,7 @@ class Agent:
                 self._save(rec, "", "error")  # what ran until the failure is kept
                 raise
             self._save(rec, reply.text, reply.verdict)  # inside the lock: forget waits for it
-        steps.after_reflection(p, reply, rec.id, user_id, session_id)
+        after.after_reflection(p, reply, rec.id, user_id, session_id)
         return reply
 
     def _user_lock(self, user_id: str) -> threading.Lock:
@@ -157,7 +157,7 @@ class Agent:
         trace = rec.finish(text, verdict)
         if self.parts.traces is not None:
             # what users typed and models wrote is stored only scrubbed, as memory is
-            self.parts.traces.save(steps.scrubbed(trace, self.parts.pipeline.scrub))
+            self.parts.traces.save(after.scrubbed(trace, self.parts.pipeline.scrub))
 
     def _turn(
         self,
@@ -199,15 +199,15 @@ class Agent:
                 reply = self._direct(rec, direct, planned, recalled, called, ctx)
             else:
                 reply = self._generate(rec, text, planned, recalled, called, ctx)
-            reply = steps.with_questions(reply, planned)
+            reply = after.with_questions(reply, planned)
             with rec.step("memory", {"write": self.options.write_memory}) as s:
                 s.outputs.update(
-                    steps.remember(p, accessor, session_id, text, reply, planned, self.options)
+                    after.remember(p, accessor, session_id, text, reply, planned, self.options)
                 )
             with rec.step("goal_transitions") as s:
-                s.outputs["moves"] = steps.settle_goals(p, planned, reply)
-            goals = steps.goal_tree(p, user_id, session_id)
-        return steps.with_trace(reply, rec.id, goals)
+                s.outputs["moves"] = after.settle_goals(p, planned, reply)
+            goals = after.goal_tree(p, user_id, session_id)
+        return after.with_trace(reply, rec.id, goals)
 
     def _direct(
         self,

@@ -3,9 +3,8 @@ judgement of a generated answer is ``charter.agent.judge``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,18 +17,15 @@ from charter.agent.judge import (
     reflect,
     rule_context,
 )
-from charter.agent.parts import AgentOptions, Parts, slot_args
+from charter.agent.parts import Parts, slot_args
 from charter.agent.prompt import DEFAULT_INTRO, Prompt, PromptParts, assemble
-from charter.agent.reply import Reply, is_negation
-from charter.events import MemoryWrite, Reflection
+from charter.agent.reply import is_negation
 from charter.goals.tables import Goal
 from charter.goals.tracker import Turn
 from charter.memory import narrative_lifecycle
-from charter.memory.pipeline import Candidate
-from charter.memory.records import Accessor, Fact, PreparedFact, PreparedSummary
+from charter.memory.records import Accessor, Fact
 from charter.skills.fallback import CallContext
 from charter.skills.runner import SkillOutcome
-from charter.traces.model import Trace
 
 __all__ = [
     "Judged",
@@ -40,7 +36,7 @@ __all__ = [
     "reflect",
     "rule_context",
 ]
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{5,}$")
+ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{5,}$")
 
 
 # ---- input ------------------------------------------------------------------------------------
@@ -109,7 +105,7 @@ def plan(p: Parts, user_id: str, session_id: str, text: str) -> Planned:
             str(v)
             for values in slots.values()
             for v in values.values()
-            if isinstance(v, str | int) and _ID.match(str(v))
+            if isinstance(v, str | int) and ID.match(str(v))
         }
     )
     made = len(turn.created)
@@ -318,188 +314,3 @@ def prompt(
     count = getattr(p.llm, "count_tokens", None)
     intro = DEFAULT_INTRO.format(name=p.pack.name)
     return assemble(parts, intro=intro, budget=p.policy.prompt_tokens, count=count)
-
-
-# ---- after the answer -------------------------------------------------------------------------
-
-
-def _text(value: Any) -> str:
-    return "、".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
-def remember(
-    p: Parts,
-    accessor: Accessor,
-    session_id: str,
-    text: str,
-    reply: Reply,
-    planned: Planned,
-    options: AgentOptions,
-) -> dict[str, Any]:
-    """The turn into short-term memory; what the user stated (this turn's slot values) into
-    the fact channel, through the write pipeline; the question into the narrative channel."""
-    intent = planned.active[0].intent if planned.active else None
-    p.short_term.record(accessor.user_id, session_id, text, reply.text, intent=intent)
-    if not options.write_memory:
-        return {"facts": 0, "dropped": 0, "summaries": 0}
-    given: list[tuple[str, str, Any]] = []
-    if planned.turn is not None:
-        for g in planned.turn.plan.goals:
-            given += [(g.intent, k, v) for k, v in g.slots.items()]
-        given += [("", u.slot, u.value) for u in planned.turn.plan.updates]
-    written = dropped = 0
-    for intent_id, key, value in given:
-        if value in (None, "", []):
-            continue
-        shown = _text(value)
-        candidate = Candidate(
-            key=key,
-            value=shown,
-            domain=options.use,
-            entity_ref=shown if _ID.match(shown) else None,
-            intent_type=intent_id or intent,
-        )
-        prepared = p.pipeline.prepare(accessor, candidate)
-        if isinstance(prepared, PreparedFact):
-            fact = p.facts.write(accessor, prepared)
-            written += 1
-            if p.notify is not None:
-                p.notify(
-                    "charter_on_memory_write",
-                    MemoryWrite(
-                        action="write",
-                        layer="facts",
-                        user_id=accessor.user_id,
-                        key=fact.key,
-                        value=fact.value,  # as stored: redacted, encrypted when the policy says
-                        memory_type=fact.memory_type,
-                        confidence=fact.confidence,
-                        memory_id=fact.id,
-                        at=fact.created_at,
-                    ),
-                )
-        else:
-            dropped += 1
-    summaries = 0
-    if p.memory.narrative is not None:
-        made = p.pipeline.prepare_summary(
-            accessor,
-            text,
-            domain=options.use,
-            kind="question",
-            session_id=session_id,
-            intent_type=intent,
-        )
-        if isinstance(made, PreparedSummary):
-            summaries = len(p.memory.narrative.add(accessor, [made]))
-    return {"facts": written, "dropped": dropped, "summaries": summaries}
-
-
-def with_questions(reply: Reply, planned: Planned) -> Reply:
-    """A question the planner still has (a slot another goal needs) is asked after the
-    answer, not dropped because one goal could already be answered."""
-    if not planned.questions or reply.answered_by == "planner" or reply.verdict == "escalate":
-        return reply
-    asked = [q for q in planned.questions if q not in reply.text]
-    if not asked:
-        return reply
-    return dataclasses.replace(reply, text=reply.text + "\n" + " ".join(asked))
-
-
-def settle_goals(p: Parts, planned: Planned, reply: Reply) -> list[dict[str, Any]]:
-    """An answer that passed the rules and delivered what the goals need completes them;
-    never a goal whose sub-goals are still open (the root of a split among them)."""
-    delivered = reply.verdict in ("pass", "fixed", "retry") and reply.answered_by in (
-        "model",
-        "template",
-    )
-    if not delivered or reply.reflection is None or not reply.reflection.goal_aligned:
-        return []
-    tree = (
-        p.goals.tree(planned.active[0].user_id, planned.active[0].session_id)
-        if planned.active
-        else []
-    )
-    open_parents = {g.parent_id for g in tree if g.status in ("pending", "active") and g.parent_id}
-    moves = []
-    for goal in planned.active:
-        if goal.id in open_parents and any(
-            g.parent_id == goal.id and g.id not in {a.id for a in planned.active}
-            for g in tree
-            if g.status in ("pending", "active")
-        ):
-            continue
-        done = p.goals.complete(
-            goal.id,
-            {"answer": p.pipeline.scrub(reply.text)[:200]},
-            actor="agent",
-            trigger="answer delivered",
-        )
-        moves.append({"goal": goal.id, "to": "completed", "ok": done.ok})
-    return moves
-
-
-def goal_tree(p: Parts, user_id: str, session_id: str) -> tuple[dict[str, Any], ...]:
-    if p.tracker is None:
-        return ()
-    return tuple(
-        {
-            "id": g.id,
-            "intent": g.intent,
-            "status": g.status,
-            "parent": g.parent_id,
-            "description": g.description,
-        }
-        for g in p.goals.tree(user_id, session_id)
-    )
-
-
-def _scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, list):
-        return [_scrub_json(v, scrub) for v in value]
-    if isinstance(value, dict):
-        return {k: _scrub_json(v, scrub) for k, v in value.items()}
-    return value
-
-
-def scrubbed(trace: Trace, scrub: Callable[[str], str]) -> Trace:
-    """The trace with every text run through the write pipeline's scrubber."""
-    return dataclasses.replace(
-        trace,
-        reply=scrub(trace.reply),
-        steps=tuple(
-            dataclasses.replace(
-                s, inputs=_scrub_json(s.inputs, scrub), outputs=_scrub_json(s.outputs, scrub)
-            )
-            for s in trace.steps
-        ),
-    )
-
-
-def with_trace(reply: Reply, trace_id: str, goals: tuple[dict[str, Any], ...]) -> Reply:
-    return dataclasses.replace(reply, trace_id=trace_id, goals=goals)
-
-
-def after_reflection(p: Parts, reply: Reply, trace_id: str, user_id: str, session_id: str) -> None:
-    if p.notify is None or reply.reflection is None:
-        return
-    r = reply.reflection
-    p.notify(
-        "charter_after_reflection",
-        Reflection(
-            pack=p.pack.name,
-            verdict=reply.verdict,
-            text=reply.text,
-            final_text=reply.text,
-            failed_rules=r.failed_rules,
-            goal_aligned=r.goal_aligned,
-            constraints_ok=r.constraints_ok,
-            uncertain=r.uncertain,
-            attempt=max(reply.attempts, 1),
-            trace_id=trace_id,
-            user_id=user_id,
-            session_id=session_id,
-        ),
-    )

@@ -207,7 +207,7 @@ class Chat:
         self.out.say(f"new session {self.session}")
 
     def goals(self) -> None:
-        from charter.agent.steps import goal_tree
+        from charter.agent.after import goal_tree
 
         lines = goal_lines(goal_tree(self.agent.parts, self.user, self.session))
         if not lines:

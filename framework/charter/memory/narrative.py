@@ -26,45 +26,31 @@ from __future__ import annotations
 
 import threading
 import uuid
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from charter.extensions import Embedder
 from charter.memory.facts_access import audit_row, privileged_refusal, require_user
-from charter.memory.facts_privacy import user_hash
+from charter.memory.narrative_admin import NarrativeAdmin
+from charter.memory.narrative_rows import (
+    COLUMNS,
+    TABLE,
+    epoch,
+    quote,
+    to_summary,
+)
 from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, PreparedSummary, Summary
 
-TABLE = "narrative"
 _DAY = 86400.0
 # rows a vector query may bring back for re-ranking by recency and decay; a user with more
 # summaries above min_score than this is re-ranked among the most similar ones
 POOL = 512
 AuditSink = Callable[[list[dict[str, Any]]], None]
 Clock = Callable[[], datetime]
-COLUMNS = (
-    "id",
-    "user_id",
-    "session_id",
-    "kind",
-    "text",
-    "domain",
-    "memory_type",
-    "intent_type",
-    "consent_source",
-    "created_at",
-    "valid_until",
-    "status",
-    "count",
-    "merged_into",
-    "access_count",
-    "last_used_at",
-    "embedder",
-)
 
 
 def lancedb_module() -> Any:
@@ -75,19 +61,6 @@ def lancedb_module() -> Any:
             "the narrative channel needs LanceDB: pip install 'charter[narrative]'"
         ) from e
     return lancedb
-
-
-def quote(value: str) -> str:
-    """A SQL string literal for LanceDB's filter language (standard SQL quoting)."""
-    return "'" + value.replace("'", "''") + "'"
-
-
-def epoch(at: datetime) -> float:
-    return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()
-
-
-def from_epoch(value: float | None) -> datetime | None:
-    return None if value is None else datetime.fromtimestamp(value, UTC)
 
 
 def utcnow() -> datetime:
@@ -121,30 +94,7 @@ def _schema(dim: int) -> Any:
     return pa.schema(fields)
 
 
-def to_summary(row: Mapping[str, Any]) -> Summary:
-    created = from_epoch(row["created_at"])
-    assert created is not None
-    return Summary(
-        id=row["id"],
-        user_id=row["user_id"],
-        session_id=row["session_id"],
-        kind=row["kind"],
-        text=row["text"],
-        domain=row["domain"],
-        memory_type=row["memory_type"],
-        intent_type=row["intent_type"],
-        consent_source=row["consent_source"],
-        created_at=created,
-        valid_until=from_epoch(row["valid_until"]),
-        status=row["status"],
-        count=int(row["count"]),
-        merged_into=row["merged_into"],
-        access_count=int(row["access_count"]),
-        last_used_at=from_epoch(row["last_used_at"]),
-    )
-
-
-class NarrativeStore:
+class NarrativeStore(NarrativeAdmin):
     """Summaries of one LanceDB directory (``path``), embedded with ``embedder``.
 
     ``embedder`` may be None to administer a directory (list, export, forget, lifecycle)
@@ -397,124 +347,6 @@ class NarrativeStore:
             self.table.search().where(where).select(list(columns)).limit(count).to_list()
         )
         return found
-
-    # ---- privacy -------------------------------------------------------------------------
-
-    def list_summaries(self, accessor: Accessor, *, history: bool = False) -> list[Summary]:
-        """A privileged listing of the user's summaries (every status with ``history``)."""
-        self._privileged(accessor, "list")
-        where = f"user_id = {quote(accessor.user_id)}"
-        if not history:
-            where += " AND status = 'active'"
-        rows = sorted(self._rows(where), key=lambda r: (r["created_at"], r["id"]))
-        self._record([audit_row(accessor, "list", self._clock(), None, f"narrative: {len(rows)}")])
-        return [to_summary(r) for r in rows]
-
-    def export(self, accessor: Accessor) -> list[dict[str, Any]]:
-        """The user's summaries of every status as JSON-ready dicts (texts as stored: scrubbed)."""
-        self._privileged(accessor, "export")
-        rows = sorted(
-            self._rows(f"user_id = {quote(accessor.user_id)}"), key=lambda r: r["created_at"]
-        )
-        out = []
-        for r in rows:
-            s = to_summary(r)
-            out.append(
-                {
-                    **{k: getattr(s, k) for k in ("id", "session_id", "kind", "text", "domain")},
-                    **{k: getattr(s, k) for k in ("memory_type", "intent_type", "status", "count")},
-                    "merged_into": s.merged_into,
-                    "created_at": s.created_at.isoformat(),
-                    "valid_until": s.valid_until.isoformat() if s.valid_until else None,
-                    "access_count": s.access_count,
-                }
-            )
-        self._record([audit_row(accessor, "export", self._clock(), None, f"narrative: {len(out)}")])
-        return out
-
-    def forget(self, accessor: Accessor) -> int:
-        """Delete every summary and vector of the user; return how many rows went.
-
-        A LanceDB delete only marks rows deleted: the data files, the indexes, older versions
-        and the delete's own transaction record (which would hold the user id) keep them. So
-        the table is rewritten without the user, its indexes rebuilt, and every older version
-        dropped: afterwards no file of the directory holds a byte of the user's rows."""
-        import pyarrow.compute as pc
-
-        self._privileged(accessor, "forget")
-        where = f"user_id = {quote(accessor.user_id)}"
-        gone = int(self.table.count_rows(where))
-        self._usage = {k: v for k, v in self._usage.items() if v[0] != accessor.user_id}
-        if gone:
-            self.flush_usage()
-            data = self.table.to_arrow()
-            keep = data.filter(pc.not_equal(data["user_id"], accessor.user_id))
-            self.table = self._db.create_table(TABLE, keep, mode="overwrite")
-            self._indexed = False
-            self.purge()
-        hashed = user_hash(accessor.user_id)  # as the fact store's forget: no user id stays
-        row = audit_row(accessor, "forget", self._clock(), None, f"narrative: {gone} summaries")
-        actor = accessor.actor.replace(accessor.user_id, hashed)
-        self._record([{**row, "user_id": hashed, "actor": actor}])
-        return gone
-
-    # ---- maintenance ---------------------------------------------------------------------
-
-    def optimize(self) -> None:
-        """Write pending uses, create the indexes when missing, compact small appends and fold
-        new rows into the indexes. Run it from the lifecycle job, not per turn."""
-        self.flush_usage()
-        self.ensure_indexes()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.table.optimize(cleanup_older_than=timedelta(minutes=10))
-
-    def purge(self) -> None:
-        """Compact and keep only the newest version: deleted rows leave the disk."""
-        self.ensure_indexes()
-        with warnings.catch_warnings():  # dropping old versions: the point of forget
-            warnings.simplefilter("ignore")
-            self.table.optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
-
-    def ensure_indexes(self) -> None:
-        """A BTree on ``user_id`` (the prefilter of every read) and a full-text index over
-        character bigrams of ``text`` (Chinese has no spaces to split words on). Threads of
-        this process take turns; another process creating the same index first is not an
-        error (the index is there, which is all that is asked)."""
-        if self._indexed:
-            return
-        with self._index_lock:
-            if self._indexed or self.table.count_rows() == 0:
-                return
-            for column in ("user_id", "text"):
-                try:
-                    self._create_index(column)
-                except (RuntimeError, ValueError, OSError):
-                    if not self._has_index(column):
-                        raise
-            self._indexed = True
-
-    def _has_index(self, column: str) -> bool:
-        self.table.checkout_latest()
-        return (column,) in {tuple(i.columns) for i in self.table.list_indices()}
-
-    def _create_index(self, column: str) -> None:
-        if self._has_index(column):
-            return
-        with warnings.catch_warnings():  # the older names are the ones that take a column
-            warnings.simplefilter("ignore", DeprecationWarning)
-            if column == "user_id":
-                self.table.create_scalar_index("user_id", index_type="BTREE")
-            else:
-                self.table.create_fts_index(
-                    "text",
-                    base_tokenizer="ngram",
-                    ngram_min_length=2,
-                    ngram_max_length=2,
-                    stem=False,
-                    remove_stop_words=False,
-                    ascii_folding=False,
-                )
 
     def close(self) -> None:
         self.flush_usage()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 
 from charter.compile.check import check_expr
 from charter.compile.fallbacks import FallbackStage
@@ -74,6 +75,8 @@ class _Stage(FallbackStage):
 
     def schema(self, doc: LocatedDoc, key: str, name: str) -> dict[str, Any] | None:
         raw = _dict(_dict(doc.data).get(key))
+        if jsonschema_rs.meta.is_valid(raw):
+            return raw  # the usual case, fast; jsonschema explains the rest
         try:
             jsonschema.Draft202012Validator.check_schema(raw)
         except jsonschema.SchemaError as exc:

@@ -40,30 +40,48 @@ after unpickling (a few ms for 1,000 entries). Two threads racing there build th
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import math
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import bm25s  # type: ignore[import-untyped]
-import numpy as np
-import numpy.typing as npt
 import rjieba
-from bm25s.stopwords import STOPWORDS_CHINESE  # type: ignore[import-untyped]
 
 from charter.diagnostics import Diagnostic, Location, error, warning
 
 if TYPE_CHECKING:
     # only for type checking: the runtime must not import the pack loader (and YAML)
+    import numpy as np
+    import numpy.typing as npt
+
     from charter.pack.yamlsrc import LocatedDoc
     from charter.registry import Registry
 
 DEFAULT_MIN_SCORE = 0.35
 K1 = 1.5
 B = 0.75
-_STOPWORDS = frozenset(STOPWORDS_CHINESE)
+
+
+@functools.cache
+def _stopwords() -> frozenset[str]:
+    """bm25s's Chinese stop list, read from its own module file: importing ``bm25s.stopwords``
+    would run the package's ``__init__`` and with it numpy, which compiling a pack (every
+    ``charter validate``) does not need — only a lookup does."""
+    spec = importlib.util.find_spec("bm25s")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("bm25s is not installed")
+    path = Path(next(iter(spec.submodule_search_locations))) / "stopwords.py"
+    loader = importlib.util.spec_from_file_location("_charter_bm25s_stopwords", path)
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    return frozenset(module.STOPWORDS_CHINESE)
+
 
 Tokens = tuple[str, ...]
 
@@ -74,7 +92,7 @@ def tokenize(text: str) -> Tokens:
     return tuple(
         tok
         for tok in rjieba.cut_for_search(norm)
-        if tok not in _STOPWORDS and any(ch.isalnum() for ch in tok)
+        if tok not in _stopwords() and any(ch.isalnum() for ch in tok)
     )
 
 
@@ -134,9 +152,7 @@ class FaqIndex:
             for tokens in map(tokenize, entry.phrasings)
             if tokens
         )
-        index = cls(entries, min_score, docs)
-        index._index()
-        return index
+        return cls(entries, min_score, docs)  # the BM25 index is built at the first lookup
 
     def __getstate__(self) -> dict[str, Any]:
         return {"entries": self.entries, "min_score": self.min_score, "docs": self.docs}
@@ -149,6 +165,9 @@ class FaqIndex:
     def _index(self) -> _Built | None:
         if self._built is not None or not self.docs:
             return self._built
+        import bm25s  # type: ignore[import-untyped]
+        import numpy as np
+
         owners = np.fromiter((i for i, _ in self.docs), dtype=np.intp, count=len(self.docs))
         corpus = [list(tokens) for _, tokens in self.docs]
         retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
@@ -172,6 +191,8 @@ class FaqIndex:
         return built
 
     def _mask(self, owners: npt.NDArray[np.intp], skill: str) -> npt.NDArray[np.float32]:
+        import numpy as np
+
         serves = np.array([self.entries[i].serves(skill) for i in owners], dtype=bool)
         return serves.astype(np.float32)
 
@@ -199,6 +220,8 @@ class FaqIndex:
             return []
         mask = None if skill is None else built.masks.get(skill, built.universal)
         raw = built.retriever.get_scores(list(tokens), weight_mask=mask)
+        import numpy as np
+
         best = np.maximum.reduceat(raw, built.starts) / self.self_score(tokens)
         floor = self.min_score if min_score is None else min_score
         order = np.argsort(-best, kind="stable")[:k]

@@ -14,7 +14,11 @@ from charter.diagnostics import Location
 from charter.dsl import ast as A
 
 DEFAULT_CANCEL = 'input contains any ["取消", "不用了", "算了", "不要了", "不需要了"]'
-DEFAULT_CORRECT = 'input contains any ["改成", "改为", "换成", "改到", "换到"]'
+# a correction names the new value: 改成 / 换到 …, or 不对，是 … / 应该是 …
+DEFAULT_CORRECT = (
+    'input contains any ["改成", "改为", "换成", "改到", "换到", '
+    '"应该是", "不对，是", "不对,是", "不对是"]'
+)
 DEFAULT_TIMEOUT_S = 30 * 60
 DEFAULT_ROOT = "综合请求"
 DEFAULT_AGGREGATE = "综合查询"

@@ -482,3 +482,15 @@ def test_deterministic_and_within_limits(
         if g.intent != "root":
             per_parent[g.parent] = per_parent.get(g.parent, 0) + 1
     assert all(n <= spec.max_new_subgoals for n in per_parent.values())
+
+
+@pytest.mark.parametrize(
+    "text", ["不对，是3000元", "不对,是3000元", "应该是3000元", "不对，金额改成3000元"]
+)
+def test_a_bare_value_after_bu_dui_corrects_the_open_goal(registry: Registry, text: str) -> None:
+    pack, diags = compile_path(ROOT / "domains" / "finance", registry, cache_dir=None)
+    assert pack is not None and pack.goals is not None, diags
+    planner = Planner(pack.goals, registry, pack.constants)
+    open_transfer = OpenGoal(id="g1", intent="transfer", slots={"payee": "张三", "amount": 5000.0})
+    plan = planner.plan(text, SessionState((open_transfer,)))
+    assert plan.as_dict() == {"updates": [{"goal": "g1", "slot": "amount", "value": "3000"}]}

@@ -28,12 +28,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import sqlalchemy
+from bench_support import Section
 
 from charter.goals.migrations import SQLITE_BUSY_TIMEOUT_MS
 from charter.goals.states import Status, allowed
@@ -52,15 +52,6 @@ class Settings:
 
 FULL = Settings(goals=2000, rounds=5)
 QUICK = Settings(goals=100, rounds=1)
-
-
-@dataclass(frozen=True)
-class Section:
-    """A part of the report someone else measures: lines to print, targets, JSON figures."""
-
-    lines: list[str]
-    targets: list[tuple[str, bool]] = field(default_factory=list)
-    figures: dict[str, Any] = field(default_factory=dict)
 
 
 # ---- planner latency: the lead fills this in -----------------------------------------------

@@ -39,13 +39,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy
 from bench_narrative import embedding_throughput, narrative_recall
+from bench_support import Section
 
 from charter.goals.migrations import SQLITE_BUSY_TIMEOUT_MS
 from charter.memory.facts import FactStore
@@ -71,15 +72,6 @@ class Settings:
 
 FULL = Settings(facts=1_000_000, users=10_000, lookups=20_000, rounds=3)
 QUICK = Settings(facts=5_000, users=100, lookups=500, rounds=1)
-
-
-@dataclass(frozen=True)
-class Section:
-    """A part of the report someone else measures: lines to print, targets, JSON figures."""
-
-    lines: list[str]
-    targets: list[tuple[str, bool]] = field(default_factory=list)
-    figures: dict[str, Any] = field(default_factory=dict)
 
 
 # ---- write throughput through the whole pipeline -------------------------------------------

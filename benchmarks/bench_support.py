@@ -1,9 +1,11 @@
-"""Shared set-up for the benchmarks: repository paths, the registry, the first-party packs."""
+"""Shared set-up for the benchmarks: repository paths, the registry, the first-party packs,
+and the ``Section`` a benchmark hands to another's report."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from charter.diagnostics import Diagnostic
 from charter.registry import Registry
@@ -13,6 +15,15 @@ if TYPE_CHECKING:
 
 REPO = Path(__file__).resolve().parent.parent
 FINANCE = REPO / "domains" / "finance"
+
+
+@dataclass(frozen=True)
+class Section:
+    """A part of the report someone else measures: lines to print, targets, JSON figures."""
+
+    lines: list[str]
+    targets: list[tuple[str, bool]] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
 
 
 def compile_path(

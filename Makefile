@@ -11,9 +11,15 @@ PLUGINS := $(wildcard plugins/*/pyproject.toml)
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
+# llama-cpp-python compiles from source and pip caches the wheel: build it for any x86-64 with
+# AVX2 (not -march=native), so a wheel built on one machine also runs on another (a native
+# build on a CPU with AMX died with "Illegal instruction" where AMX cannot be used)
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
+
 $(STAMP): $(BIN)/python pyproject.toml $(PLUGINS)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]' $(foreach p,$(dir $(PLUGINS)),-e ./$(p))
+	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" $(BIN)/python -m pip install --quiet \
+		-e '.[dev]' $(foreach p,$(dir $(PLUGINS)),-e ./$(p))
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from charter.agent import Agent, AgentOptions, Reply
     from charter.compile.api import compile_path
     from charter.compile.compiled import CompiledPack, CompiledRule
+    from charter.learn.log import ReflectionLog
+    from charter.learn.spec import LearningSpec, PatchSet
     from charter.plugins import (
         PluginHost,
         default_host,
@@ -58,6 +60,9 @@ _LAZY = {
     "CheckResult": "charter.reflect.engine",
     "Engine": "charter.reflect.engine",
     "Finding": "charter.reflect.engine",
+    "LearningSpec": "charter.learn.spec",
+    "PatchSet": "charter.learn.spec",
+    "ReflectionLog": "charter.learn.log",
 }
 
 
@@ -86,16 +91,19 @@ __all__ = [
     "GoalTransition",
     "Item",
     "LLMBackend",
+    "LearningSpec",
     "Location",
     "MemoryWrite",
     "Message",
     "PackRef",
+    "PatchSet",
     "PiiMatch",
     "PiiRecognizer",
     "PluginHost",
     "Predicate",
     "Reflection",
     "ReflectionAlert",
+    "ReflectionLog",
     "Registry",
     "Repair",
     "RepairArg",

@@ -91,6 +91,16 @@ CODES: Mapping[str, str] = {
     "CH326": "a skill message for a property the input schema does not declare",
     "CH330": "FAQ id defined twice",
     "CH331": "a FAQ question has no searchable words",
+    # learning.yaml and patches/*.yaml
+    "CH340": "a patch names an unknown intent",
+    "CH341": "a parameter mapping sets a slot its intent does not have",
+    "CH342": "a parameter mapping's value does not read as a constant or current_<unit> ± N",
+    "CH343": "a parameter mapping's entity names an unknown extractor",
+    "CH344": "patch id defined twice",
+    "CH345": "a calibration confuses a concept with itself",
+    "CH346": "a parameter mapping sets a number slot to something else",
+    "CH347": "two parameter mappings of one phrase and intent set the same slot",
+    "CH348": "patches_dir is not a directory inside the pack",
     # plugins and internal
     "CH200": "a plugin failed to import",
     "CH201": "a plugin implements a hook that does not exist or with wrong parameters",

@@ -34,7 +34,7 @@ MODEL_STEPS = [
     "generate",
     "reflect",
 ]
-AFTER = ["memory", "goal_transitions"]
+AFTER = ["memory", "goal_transitions", "learn"]
 Open = Callable[..., Agent]
 
 
@@ -266,19 +266,23 @@ def test_traces_are_stored_and_scoped(open_agent: Open) -> None:
 
 
 def test_forget_removes_the_user_from_every_store(open_agent: Open) -> None:
-    agent = open_agent("ecommerce", ["您的订单DD202405010001已发货，正在运输中。"])
+    shipped = "您的订单DD202405010001已发货，正在运输中。"
+    agent = open_agent("ecommerce", [shipped, shipped, "抱歉，请问您想了解什么？"])
     agent.turn("u1", "s1", "订单号DD202405010001的订单发货了吗")
     agent.turn("u2", "s1", "订单号DD202405010001的订单发货了吗")
+    agent.turn("u1", "s1", "不对，重新来")
+    assert [e.user_id for e in agent.parts.log.entries()] == ["u1"]  # the negation's reflection
     assert agent.forget("u1") == {
         "summaries": 0,
-        "turns": 1,
+        "turns": 2,
         "facts": 1,
         "goals": 1,
         "tickets": 0,
-        "traces": 1,
+        "traces": 2,
+        "reflections": 1,
     }
     assert agent.parts.goals.tree("u1") == [] and len(agent.parts.goals.tree("u2")) == 1
-    left = dump(agent, ("memory_", "short_term", "trace", "goal_"))
+    left = dump(agent, ("memory_", "short_term", "trace", "goal_", "reflection_log", "patch_use"))
     assert "u1" not in left.split() and "u2" in left.split()
 
 

@@ -51,10 +51,10 @@ def test_first_party_packs_are_green_and_fully_covered(
     assert code == 0
     lines = out.splitlines()
     assert lines[-2] == "rule coverage: 100.0% of 13 rules (each seen passing and failing)"
-    # 41 rules cases, 72 planner cases and 126 cases of the 8 skill contracts
-    assert lines[-1] == "239 passed, 0 failed"
+    # 41 rules cases, 74 planner cases and 137 cases of the 9 skill contracts
+    assert lines[-1] == "252 passed, 0 failed"
     root = ET.parse(junit).getroot()
-    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "239", "0")
+    assert (root.tag, root.get("tests"), root.get("failures")) == ("testsuites", "252", "0")
     suites = {s.get("name"): int(s.get("tests") or 0) for s in root.iter("testsuite")}
     assert suites == {
         "ecommerce": 7 + 24,
@@ -62,9 +62,10 @@ def test_first_party_packs_are_green_and_fully_covered(
         "ecommerce/logistics_track": 11,
         "ecommerce/order_lookup": 11,
         "ecommerce/product_price": 11,
-        "finance": 12 + 23,
+        "finance": 12 + 25,
         "finance/account_balance": 12,
         "finance/policy_search": 30,
+        "finance/quarterly_report": 11,
         "medical": 6 + 25,
         "medical/appointment_book": 17,
         "medical/department_recommend": 15,
@@ -169,6 +170,8 @@ def test_schema_command(capsys: pytest.CaptureFixture[str]) -> None:
         "skill      skills/*.yaml",
         "fallbacks  fallbacks.yaml",
         "faq        faq.yaml",
+        "learning   learning.yaml",
+        "patches    patches/*.yaml",
     ]
     code, out = run(capsys, "schema", "rules")
     doc = json.loads(out)

@@ -87,6 +87,15 @@ EXPECTED_CODES = {
     "CH324": "skills/skills/lookup.yaml",
     "CH325": "skills/fallbacks.yaml",
     "CH326": "skills/skills/policy_search.yaml",
+    "CH340": "learning/patches/001-time.yaml",
+    "CH341": "learning/patches/001-time.yaml",
+    "CH342": "learning/patches/001-time.yaml",
+    "CH343": "learning/patches/001-time.yaml",
+    "CH344": "learning/patches/002-dup.yaml",
+    "CH345": "learning/patches/001-time.yaml",
+    "CH346": "learning/patches/001-time.yaml",
+    "CH347": "learning/patches/001-time.yaml",
+    "CH348": "learning-dir/learning.yaml",
 }
 
 

@@ -107,6 +107,7 @@ def settle_goals(p: Parts, planned: Planned, reply: Reply) -> list[dict[str, Any
     delivered = reply.verdict in ("pass", "fixed", "retry") and reply.answered_by in (
         "model",
         "template",
+        "skill_result",
     )
     if not delivered or reply.reflection is None or not reply.reflection.goal_aligned:
         return []
@@ -149,13 +150,13 @@ def goal_tree(p: Parts, user_id: str, session_id: str) -> tuple[dict[str, Any], 
     )
 
 
-def _scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
+def scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return scrub(value)
     if isinstance(value, list):
-        return [_scrub_json(v, scrub) for v in value]
+        return [scrub_json(v, scrub) for v in value]
     if isinstance(value, dict):
-        return {k: _scrub_json(v, scrub) for k, v in value.items()}
+        return {k: scrub_json(v, scrub) for k, v in value.items()}
     return value
 
 
@@ -166,7 +167,7 @@ def scrubbed(trace: Trace, scrub: Callable[[str], str]) -> Trace:
         reply=scrub(trace.reply),
         steps=tuple(
             dataclasses.replace(
-                s, inputs=_scrub_json(s.inputs, scrub), outputs=_scrub_json(s.outputs, scrub)
+                s, inputs=scrub_json(s.inputs, scrub), outputs=scrub_json(s.outputs, scrub)
             )
             for s in trace.steps
         ),

@@ -15,17 +15,20 @@ over answers itself.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from charter.agent import after, steps
+from charter.agent import after, learning, steps
 from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
 from charter.agent.reply import ReflectionRecord, Reply, is_negation
 from charter.agent.selfcheck import SelfReflection
 from charter.compile.compiled import CompiledPack
 from charter.extensions import LLM, Embedder
+from charter.learn.apply import NOTHING, Patched
+from charter.learn.triggers import History, mean_entropy
 from charter.memory import working
 from charter.memory.records import Accessor
 from charter.registry import Registry
@@ -40,6 +43,7 @@ class Agent:
         self.max_retries = int(
             parts.pack.thresholds.get("max_retries", 2) if limit is None else limit
         )
+        self.history = History()  # what the reflection triggers remember between turns
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
         self.selfcheck = (
@@ -102,6 +106,7 @@ class Agent:
         with self._user_lock(user_id):
             if self.selfcheck is not None:
                 self.selfcheck.forget(user_id)
+            self.history.forget(user_id)
             return self._forget(user_id, tenant)
 
     def _forget(self, user_id: str, tenant: str | None) -> dict[str, int]:
@@ -110,6 +115,8 @@ class Agent:
         counts["tickets"] = self.parts.tickets.delete_user(user_id)
         if self.parts.traces is not None:
             counts["traces"] = self.parts.traces.delete_user(user_id, tenant=tenant)
+        if self.parts.log is not None:
+            counts["reflections"] = self.parts.log.delete_user(user_id)
         return counts
 
     async def aturn(self, user_id: str, session_id: str, text: str, **kw: Any) -> Reply:
@@ -129,7 +136,7 @@ class Agent:
     ) -> Reply:
         p = self.parts
         accessor = Accessor(user_id, "agent", role=role, use=self.options.use, consent=consent)
-        rec = TraceRecorder(user_id, session_id, p.pack.name, tenant=tenant)
+        rec = TraceRecorder(user_id, session_id, p.pack.name, tenant=tenant, wall=p.clock)
         text = " ".join(text.split())
         # one turn of a user at a time (a double click, a client retry, forget meanwhile):
         # planning reads then writes the session's goals, and forget must not be undone by
@@ -168,6 +175,7 @@ class Agent:
         context: Mapping[str, Any] | None,
     ) -> Reply:
         p = self.parts
+        opts = self.options
         user_id = accessor.user_id
         with working.turn(session_id) as wm:
             with rec.step("input", {"text": text}) as s:
@@ -175,20 +183,30 @@ class Agent:
                 s.outputs.update(negations=negations, negation=is_negation(text))
                 if p.policy.deprecates(text):
                     s.outputs["deprecated"] = steps.deprecate(p, accessor, session_id)
-            with rec.step("goals", {"text": text}) as s:
-                planned = steps.plan(p, user_id, session_id, text)
+            patched = NOTHING
+            if opts.reflection and p.matcher:
+                with rec.step("patches", {"text": text}) as s:
+                    patched = learning.patches(p, text)
+                    s.outputs.update(patched.trace())
+                    s.decision = f"{len(patched.applied)} learned patch(es) matched"
+            with rec.step("goals", {"text": text, "preset": patched.preset}) as s:
+                planned = steps.plan(p, user_id, session_id, text, patched.preset)
                 s.outputs.update(planned.trace())
                 s.decision = planned.decision
+            planned = self._fill(rec, text, planned)
+            patched = learning.for_plan(patched, planned)
             wm.active_context.current_task = "；".join(g.description for g in planned.active)
             wm.active_context.user_intent = planned.active[0].intent if planned.active else None
             wm.ephemeral_entities.extend(planned.entities)
             with rec.step("recall", {"entities": planned.entities}) as s:
-                recalled = steps.recall(p, accessor, text, planned)
+                recalled = (
+                    steps.recall(p, accessor, text, planned) if opts.memory else steps.Recalled()
+                )
                 s.outputs.update(recalled.trace())
-                s.decision = f"ladder: {recalled.step}"
+                s.decision = f"ladder: {recalled.step}" if opts.memory else "memory off"
             ctx = steps.call_context(p, user_id, session_id, text, negations, recalled, context)
             with rec.step("skills") as s:
-                called = steps.call_skills(p, planned, ctx)
+                called = steps.call_skills(p, planned, ctx) if opts.skills else []
                 s.inputs["calls"] = [{"skill": c.skill, "args": dict(c.args)} for c in called]
                 s.outputs["outcomes"] = [steps.outcome_dict(c) for c in called]
                 wm.active_context.tool_state = {c.skill: c.status for c in called}
@@ -198,16 +216,62 @@ class Agent:
             if direct is not None:
                 reply = self._direct(rec, direct, planned, recalled, called, ctx)
             else:
-                reply = self._generate(rec, text, planned, recalled, called, ctx)
+                reply = self._generate(rec, text, planned, recalled, called, ctx, patched)
             reply = after.with_questions(reply, planned)
-            with rec.step("memory", {"write": self.options.write_memory}) as s:
-                s.outputs.update(
-                    after.remember(p, accessor, session_id, text, reply, planned, self.options)
-                )
+            if opts.memory:
+                with rec.step("memory", {"write": opts.write_memory}) as s:
+                    s.outputs.update(
+                        after.remember(p, accessor, session_id, text, reply, planned, opts)
+                    )
             with rec.step("goal_transitions") as s:
                 s.outputs["moves"] = after.settle_goals(p, planned, reply)
+            if opts.reflection:
+                with rec.step("learn") as s:
+                    s.outputs["patches"] = learning.record_uses(
+                        p,
+                        patched,
+                        planned,
+                        accessor,
+                        session_id,
+                        rec.id,
+                        prompted=reply.attempts > 0,
+                    )
+                    seen = learning.seen(p, text, planned, called, reply)
+                    entropy = reply.extra.get("entropy")
+                    s.outputs.update(
+                        learning.reflect(
+                            p,
+                            self.history,
+                            accessor,
+                            session_id,
+                            seen,
+                            entropy,
+                            rec.id,
+                            recorded=opts.memory,
+                        )
+                    )
+                    s.decision = (
+                        "reflection: " + "、".join(s.outputs["triggers"])
+                        if s.outputs["triggers"]
+                        else "healthy turn: no reflection"
+                    )
             goals = after.goal_tree(p, user_id, session_id)
         return after.with_trace(reply, rec.id, goals)
+
+    def _fill(self, rec: TraceRecorder, text: str, planned: steps.Planned) -> steps.Planned:
+        """Slots the model reads, when a goal of this input still lacks them."""
+        p = self.parts
+        if p.pack.goals is None or planned.turn is None or not p.pack.goals.model_slots:
+            return planned
+        if not learning.needs_fill(p, planned):
+            return planned
+        with rec.step("fill") as s:
+            planned, done = learning.fill(p, text, planned)
+            s.outputs.update(done)
+            s.decision = (
+                f"{done.get('model_calls', 0)} model call(s)" if done else "nothing for the model"
+            )
+        return planned
 
     def _direct(
         self,
@@ -266,6 +330,7 @@ class Agent:
         recalled: steps.Recalled,
         called: Sequence[Any],
         ctx: Any,
+        patched: Patched = NOTHING,
     ) -> Reply:
         p = self.parts
         guidance: tuple[str, ...] = ()
@@ -273,7 +338,9 @@ class Agent:
         while True:
             attempt += 1
             with rec.step("prompt", {"attempt": attempt}) as s:
-                prompt = steps.prompt(p, text, planned, recalled, called, guidance, ctx)
+                prompt = steps.prompt(
+                    p, text, planned, recalled, called, guidance, ctx, patched.notes
+                )
                 s.outputs.update(tokens=prompt.tokens, dropped=prompt.dropped, text=prompt.text)
             with rec.step("generate", {"attempt": attempt}) as s:
                 done = p.llm.generate(
@@ -281,7 +348,19 @@ class Agent:
                     max_tokens=self.options.max_tokens,
                     temperature=self.options.temperature,
                 )
+                entropy = mean_entropy(done)
                 s.outputs.update(text=done.text, tokens=done.tokens, timings=dict(done.timings))
+                if entropy is not None:
+                    s.outputs["entropy"] = round(entropy, 4)
+            if not self.options.reflection:
+                # the ablation's "no reflection": the model's text as it is
+                return Reply(
+                    text=done.text,
+                    verdict="pass",
+                    attempts=attempt,
+                    memories_used=recalled.ids,
+                    skills=tuple(steps.outcome_dict(c) for c in called),
+                )
             with rec.step("reflect", {"attempt": attempt}) as s:
                 judged = steps.reflect(p, text, done.text, planned, recalled, called)
                 s.outputs.update(judged.trace())
@@ -297,6 +376,8 @@ class Agent:
                     s.decision = "disagrees with the rules" if own.disagrees(record) else "agrees"
             if judged.accept:
                 reply = judged.reply(attempt, recalled, called)
+                if entropy is not None:
+                    reply = dataclasses.replace(reply, extra={**reply.extra, "entropy": entropy})
                 if recalled.uncertain and reply.verdict in ("pass", "fixed"):
                     # §5: an answer resting on a memory below the threshold carries the
                     # marker and goes to a person

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,9 @@ from charter.goals.alignment import AlignmentChecker
 from charter.goals.planner import fill_slots
 from charter.goals.store import GoalStore
 from charter.goals.tracker import GoalTracker
+from charter.learn.apply import PatchMatcher
+from charter.learn.log import ReflectionLog
+from charter.learn.spec import LearningSpec
 from charter.memory.facts import FactStore
 from charter.memory.ladder import LayeredMemory
 from charter.memory.narrative import NarrativeStore
@@ -53,6 +56,12 @@ class AgentOptions:
     trace: bool = True
     write_memory: bool = True
     self_reflection: bool = False  # the model also answers the three reflection lines
+    # the components of seed 001 §5.4's ablation (``charter health --ablation``): without
+    # memory nothing is recalled or written; without reflection the model's text is returned
+    # unchecked, no trigger fires and no patch applies; without skills none is called
+    memory: bool = True
+    reflection: bool = True
+    skills: bool = True
 
 
 @dataclass
@@ -74,6 +83,9 @@ class Parts:
     traces: TraceStore | None
     clock: Clock
     notify: Notify | None
+    learning: LearningSpec = field(default_factory=LearningSpec)
+    log: ReflectionLog | None = None
+    matcher: PatchMatcher = field(default_factory=lambda: PatchMatcher(LearningSpec(), {}))
 
     def close(self) -> None:
         if self.runner is not None:
@@ -87,6 +99,8 @@ class Parts:
             store.close()
         if self.traces is not None:
             self.traces.dispose()
+        if self.log is not None:
+            self.log.dispose()
 
 
 def build(
@@ -157,6 +171,7 @@ def build(
             scrub=pipeline.scrub,
         )
         alignment = AlignmentChecker(pack.goals, registry, pack.constants)
+    learning = getattr(pack, "learning", None) or LearningSpec()
     return Parts(
         pack=pack,
         registry=registry,
@@ -175,6 +190,9 @@ def build(
         traces=TraceStore(database_url) if opts.trace else None,
         clock=clock,
         notify=notify,
+        learning=learning,
+        log=ReflectionLog(tickets.engine),
+        matcher=PatchMatcher(learning, registry.extractors),
     )
 
 

@@ -6,26 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from charter.learn.words import NEGATIONS, is_negation
 from charter.reflect.engine import Finding
 
-NEGATIONS = (
-    "不对",
-    "错了",
-    "不是这个",
-    "不是这样",
-    "重新来",
-    "重来",
-    "不是我要的",
-    "答非所问",
-    "没用",
-    "你理解错了",
-)
-
-
-def is_negation(text: str) -> bool:
-    """Does the user say the last answer was wrong (seed 001 §3.1: 不对 / 错了 / 重新来)?"""
-    t = text.strip()
-    return any(word in t for word in NEGATIONS)
+__all__ = ["NEGATIONS", "ReflectionRecord", "Reply", "is_negation"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +70,9 @@ class Reply:
     ticket: str | None = None
     attempts: int = 0
     skills: tuple[Mapping[str, Any], ...] = ()
-    answered_by: str = "model"  # model, planner, fallback, template, escalation, rules
+    answered_by: str = (
+        "model"  # model, planner, fallback, template, escalation, rules, skill_result
+    )
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:

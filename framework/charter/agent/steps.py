@@ -78,6 +78,9 @@ class Planned:
     confirm: str | None = None
     entities: list[str] = field(default_factory=list)
     decision: str = "no goals.yaml"
+    user_id: str = ""
+    # goal id -> the slots the model read from this input (the fill step)
+    model_read: dict[str, frozenset[str]] = field(default_factory=dict)
 
     def trace(self) -> dict[str, Any]:
         plan = self.turn.plan.as_dict() if self.turn is not None else {}
@@ -91,10 +94,16 @@ class Planned:
         }
 
 
-def plan(p: Parts, user_id: str, session_id: str, text: str) -> Planned:
+def plan(
+    p: Parts,
+    user_id: str,
+    session_id: str,
+    text: str,
+    preset: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Planned:
     if p.tracker is None:
-        return Planned(None, session_id)
-    turn = p.tracker.handle(user_id, session_id, text)
+        return Planned(None, session_id, user_id=user_id)
+    turn = p.tracker.handle(user_id, session_id, text, preset=preset)
     active = p.goals.active(user_id, session_id)
     slots = {
         g.id: {k: v for k, v in p.goals.context(g.id).items() if not k.startswith("_")}
@@ -115,7 +124,15 @@ def plan(p: Parts, user_id: str, session_id: str, text: str) -> Planned:
     if turn.confirm:
         decision += ", a split to confirm"
     return Planned(
-        turn, session_id, active, slots, turn.questions, turn.confirm, entities, decision
+        turn,
+        session_id,
+        active,
+        slots,
+        turn.questions,
+        turn.confirm,
+        entities,
+        decision,
+        user_id,
     )
 
 
@@ -141,6 +158,7 @@ class Recalled:
             "facts": self.fact_texts,
             "summaries": self.summaries,
             "min_confidence": self.min_confidence,
+            "memories": list(self.ids),
         }
 
 
@@ -227,11 +245,27 @@ def call_skills(p: Parts, planned: Planned, ctx: CallContext) -> list[Called]:
         binding = intent.skill if intent is not None else None
         if binding is None:
             continue
-        args = slot_args(binding.args, planned.slots.get(goal.id, {}))
         contract = p.runner.contract(binding.name)
+        args = typed(slot_args(binding.args, planned.slots.get(goal.id, {})), contract.input_schema)
         if any(name not in args for name in contract.input_schema.get("required", [])):
             continue
         out.append(Called(goal.id, binding.name, args, p.runner.call(binding.name, args, ctx)))
+    return out
+
+
+def typed(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Slot values are text ("2025" read by a regex); an argument the contract declares an
+    integer or a number is passed as one when the text is exactly a number."""
+    props = schema.get("properties", {})
+    out = dict(args)
+    for name, value in args.items():
+        kind = props.get(name, {}).get("type") if isinstance(props.get(name), dict) else None
+        if not isinstance(value, str) or kind not in ("integer", "number"):
+            continue
+        if re.fullmatch(r"-?[0-9]+", value.strip()):
+            out[name] = int(value)
+        elif kind == "number" and re.fullmatch(r"-?[0-9]+\.[0-9]+", value.strip()):
+            out[name] = float(value)
     return out
 
 
@@ -255,7 +289,7 @@ def outcome_dict(c: Called) -> dict[str, Any]:
 @dataclass(frozen=True)
 class Direct:
     text: str
-    by: str  # planner, fallback, skill
+    by: str  # planner, fallback, skill (arguments refused), skill_result (answer: true)
     ticket: str | None = None
     action: str = ""  # the fallback's action: clarify asks, degrade_to_faq/call/... answer
 
@@ -275,9 +309,19 @@ def deterministic(p: Parts, planned: Planned, called: Sequence[Called]) -> Direc
             return Direct(fb.text, "fallback", fb.ticket, fb.action)
         if c.outcome.status == "invalid":
             return Direct(c.outcome.text, "skill")
+    answers = [c for c in called if c.status == "ok" and _answers(p, planned, c)]
+    if answers and len(answers) == len(called) and not planned.questions:
+        return Direct("\n".join(c.outcome.text for c in answers), "skill_result")
     if planned.questions and not any(c.status == "ok" for c in called):
         return Direct(" ".join(planned.questions), "planner")
     return None
+
+
+def _answers(p: Parts, planned: Planned, c: Called) -> bool:
+    """The intent binds the skill with ``answer: true``: its text is the answer."""
+    goal = next((g for g in planned.active if g.id == c.goal_id), None)
+    intent = p.pack.goals.intent(goal.intent) if goal is not None and p.pack.goals else None
+    return bool(intent is not None and intent.skill is not None and intent.skill.answer)
 
 
 # ---- generation -------------------------------------------------------------------------------
@@ -291,6 +335,7 @@ def prompt(
     called: Sequence[Called],
     guidance: Sequence[str],
     ctx: CallContext,
+    notes: Sequence[str] = (),
 ) -> Prompt:
     profile = [
         t
@@ -306,7 +351,7 @@ def prompt(
         query=text,
         profile=tuple(profile),
         task=tuple(g.description for g in planned.active),
-        facts=tuple(facts + recalled.summaries),
+        facts=tuple([*notes, *facts, *recalled.summaries]),
         skills=tuple(c.outcome.text for c in called if c.status == "ok"),
         summaries=tuple(p.short_term.prompt_summaries(ctx.user_id, ctx.session_id)),
         guidance=tuple(guidance),

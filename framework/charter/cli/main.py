@@ -21,6 +21,8 @@ from charter.cli import check as check_cmd
 from charter.cli import config as config_cmd
 from charter.cli import demo as demo_cmd
 from charter.cli import goals as goals_cmd
+from charter.cli import health as health_cmd
+from charter.cli import learn as learn_cmd
 from charter.cli import memory as memory_cmd
 from charter.cli import new as new_cmd
 from charter.cli import plugins as plugins_cmd
@@ -171,6 +173,8 @@ trace_cmd.register(app)
 serve_cmd.register(app)
 chat_cmd.register(app)
 demo_cmd.register(app)
+learn_cmd.register(app)
+health_cmd.register(app)
 
 
 # typer ships its own copy of click; its usage error is the base class of typer.BadParameter

@@ -12,6 +12,7 @@ from typing import Any
 from charter.diagnostics import Location
 from charter.dsl import ast as A
 from charter.goals.spec import GoalsSpec
+from charter.learn.spec import LearningSpec
 from charter.memory.policy import MemoryPolicy
 from charter.skills.spec import SkillsSpec
 
@@ -74,6 +75,7 @@ class CompiledPack:
     goals: GoalsSpec | None = None  # the compiled goals.yaml, when the pack has one
     memory: MemoryPolicy | None = None  # the compiled memory.yaml, when the pack has one
     skills: SkillsSpec | None = None  # skills/*.yaml, fallbacks.yaml and faq.yaml, if any
+    learning: LearningSpec | None = None  # learning.yaml and patches/*.yaml, if any
 
     def __hash__(self) -> int:
         return hash(self.digest)

@@ -203,7 +203,10 @@ class GoalsCompiler:
             if isinstance(value, str):
                 self.refs(value, names, (*ptr, "args", arg), iid, f"skill argument '{arg}'")
         return S.SkillBinding(
-            raw["name"], json.dumps(args, ensure_ascii=False, sort_keys=True), self.doc.loc(ptr)
+            raw["name"],
+            json.dumps(args, ensure_ascii=False, sort_keys=True),
+            self.doc.loc(ptr),
+            answer=raw.get("answer") is True,
         )
 
     def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
@@ -251,6 +254,7 @@ class GoalsCompiler:
             ask=_s(raw.get("ask")),
             default=raw.get("default"),
             multiple=raw.get("multiple") is True,
+            model=raw.get("model") is True,
         )
 
     def refs(self, template: str, names: list[str], ptr: Pointer, iid: str, where: str) -> None:

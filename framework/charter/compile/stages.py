@@ -1,9 +1,9 @@
 """Compile a loaded pack in named, ordered stages (the OPA way: stages separate from evaluation).
 
 ``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``goals`` -> ``memory`` ->
-``skills`` -> ``build``. Each stage reports Diagnostics and the pipeline goes on as far as it
-can, so one run shows every problem; ``build`` runs only when nothing before it reported an
-error.
+``skills`` -> ``learning`` -> ``build``. Each stage reports Diagnostics and the pipeline goes on
+as far as it can, so one run shows every problem; ``build`` runs only when nothing before it
+reported an error.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from charter.compile.analyze import RuleView, analyze
 from charter.compile.check import Checker
 from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule
 from charter.compile.goals import compile_goals
+from charter.compile.learning import compile_learning
 from charter.compile.memory import compile_memory
 from charter.compile.primitives import literals_of
 from charter.compile.skills import compile_skills
@@ -26,6 +27,7 @@ from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
 from charter.goals.spec import GoalsSpec
+from charter.learn.spec import LearningSpec
 from charter.memory.policy import MemoryPolicy
 from charter.pack.model import CaseSource, PackSource, RuleSource
 from charter.registry import Registry
@@ -54,6 +56,7 @@ class Pipeline:
     goal_spec: GoalsSpec | None = None
     memory_policy: MemoryPolicy | None = None
     skills_spec: SkillsSpec | None = None
+    learning_spec: LearningSpec | None = None
 
     # -- stage 1 ------------------------------------------------------------------------------
     def parse(self) -> None:
@@ -174,6 +177,11 @@ class Pipeline:
         self.diagnostics.extend(more)
 
     # -- stage 9 ------------------------------------------------------------------------------
+    def learning(self) -> None:
+        self.learning_spec, more = compile_learning(self.source, self.registry, self.goal_spec)
+        self.diagnostics.extend(more)
+
+    # -- stage 10 -----------------------------------------------------------------------------
     def build(self) -> CompiledPack:
         rules = []
         literals: set[str] = set()
@@ -214,6 +222,7 @@ class Pipeline:
             goals=self.goal_spec,
             memory=self.memory_policy,
             skills=self.skills_spec,
+            learning=self.learning_spec,
         )
 
 
@@ -251,7 +260,17 @@ def source_digest(source: PackSource, registry: Registry) -> str:
     return h.hexdigest()
 
 
-STAGES = ("parse", "check", "analyze", "cases", "goals", "memory", "skills", "build")
+STAGES = (
+    "parse",
+    "check",
+    "analyze",
+    "cases",
+    "goals",
+    "memory",
+    "skills",
+    "learning",
+    "build",
+)
 
 
 def compile_pack(

@@ -99,6 +99,9 @@ class OpenGoal:
 class SessionState:
     goals: tuple[OpenGoal, ...] = ()  # open goals, in the order they were created
     now: datetime = datetime(2026, 1, 7, 9, 0)
+    # slot values decided before planning (learned patches): intent -> slot -> value; they
+    # override what the intent's regex and extractors read from the same input
+    preset: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -216,12 +219,20 @@ class Planner:
 
     # ---- reading slots ----------------------------------------------------------------------
 
-    def values(self, intent: S.IntentSpec, text: str, now: datetime) -> dict[str, Any]:
+    def values(
+        self,
+        intent: S.IntentSpec,
+        text: str,
+        now: datetime,
+        preset: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         found: dict[str, Any] = {}
         for slot in intent.slots:
             got = self._slot(intent.id, slot, text, now)
             if got:
                 found[slot.name] = got if slot.multiple else got[0]
+        if preset:
+            found.update(preset.get(intent.id, {}))
         return found
 
     def _slot(self, iid: str, slot: S.SlotSpec, text: str, now: datetime) -> list[Any]:
@@ -310,12 +321,14 @@ class Planner:
         if goals and self.cancel(env):
             aborts = self._cancelled(env, goals)
             # what is left of the input may still be a new request (算了，帮我转账...)
-            state = SessionState(tuple(g for g in goals if g.id not in aborts), state.now)
+            state = SessionState(
+                tuple(g for g in goals if g.id not in aborts), state.now, state.preset
+            )
             built = _Build(self, env, text, state, skip={self._goal(goals, a) for a in aborts})
             return _merge(Plan(aborts=aborts), built.plan(new_only=True))
         fixed = Plan()
         if goals and self.correct(env):
-            fixed = self._corrections(text, goals, state.now)
+            fixed = self._corrections(text, goals, state.now, state.preset)
         updated = {u.goal for u in fixed.updates}
         rest = _Build(
             self, env, text, state, skip_goals=updated, consumed=[u.value for u in fixed.updates]
@@ -360,13 +373,19 @@ class Planner:
                 frontier.add(g.id)
         return tuple(out)
 
-    def _corrections(self, text: str, goals: list[OpenGoal], now: datetime) -> Plan:
+    def _corrections(
+        self,
+        text: str,
+        goals: list[OpenGoal],
+        now: datetime,
+        preset: Mapping[str, Mapping[str, Any]],
+    ) -> Plan:
         """A correction changes a value already given: the latest goal whose slot the input
         gives another value for; failing that, the latest goal the input has values for."""
         candidates = []
         for goal in reversed(goals):
             intent = self.intents.get(goal.intent)
-            found = self.values(intent, text, now) if intent is not None else {}
+            found = self.values(intent, text, now, preset) if intent is not None else {}
             if found:
                 candidates.append((goal, found))
         changing = [
@@ -434,7 +453,7 @@ class _Build:
         self.asks: list[str] = []
         fresh: list[tuple[S.IntentSpec, dict[str, Any]]] = []
         for intent in matched:
-            found = p.values(intent, segments[intent.id], self.state.now)
+            found = p.values(intent, segments[intent.id], self.state.now, self.state.preset)
             existing = [g for g in self.state.goals if g.intent == intent.id]
             goal = existing[-1] if existing else None
             if goal is not None and (new_only or goal.id in self.skip_goals):
@@ -488,7 +507,9 @@ class _Build:
                 continue
             found = {
                 k: v
-                for k, v in self.p.values(intent, self.text, self.state.now).items()
+                for k, v in self.p.values(
+                    intent, self.text, self.state.now, self.state.preset
+                ).items()
                 if k in goal.missing
             }
             if not found:

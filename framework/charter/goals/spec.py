@@ -37,6 +37,7 @@ class SlotSpec:
     ask: str = ""
     default: Any = None
     multiple: bool = False
+    model: bool = False  # the model may read it from the input when nothing else finds it
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class SkillBinding:
     name: str
     args_json: str = "{}"
     location: Location | None = None
+    answer: bool = False  # the skill's text is the answer (checked by the rules), no generation
 
     @property
     def args(self) -> dict[str, Any]:
@@ -123,3 +125,8 @@ class GoalsSpec:
 
     def intent(self, intent_id: str) -> IntentSpec | None:
         return next((i for i in self.intents if i.id == intent_id), None)
+
+    @property
+    def model_slots(self) -> bool:
+        """Some slot may be read by the model (``model: true``)."""
+        return any(s.model for i in self.intents for s in i.slots)

@@ -56,7 +56,12 @@ class GoalTracker:
         self.store = store
         self.clock = clock
 
-    def state(self, user_id: str, session_id: str) -> SessionState:
+    def state(
+        self,
+        user_id: str,
+        session_id: str,
+        preset: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> SessionState:
         goals = []
         for g in self.store.tree(user_id, session_id):
             if g.status not in ("pending", "active"):
@@ -80,11 +85,22 @@ class GoalTracker:
         # the planner reads 明天 on the local calendar: an aware clock is converted to local time
         now = self.clock()
         return SessionState(
-            tuple(goals), now.astimezone().replace(tzinfo=None) if now.tzinfo else now
+            tuple(goals),
+            now.astimezone().replace(tzinfo=None) if now.tzinfo else now,
+            dict(preset or {}),
         )
 
-    def handle(self, user_id: str, session_id: str, text: str) -> Turn:
-        plan = self.planner.plan(text, self.state(user_id, session_id))
+    def handle(
+        self,
+        user_id: str,
+        session_id: str,
+        text: str,
+        *,
+        preset: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> Turn:
+        """Plan the input and apply the plan. ``preset``: slot values decided before planning
+        (intent -> slot -> value, from learned patches), overriding what the input gives."""
+        plan = self.planner.plan(text, self.state(user_id, session_id, preset))
         trigger = f"input: {self._scrub(text)[:60]}"
         created: dict[str, str] = {}
         moves: list[TransitionResult] = []
@@ -122,6 +138,22 @@ class GoalTracker:
         for goal_id in plan.aborts:
             moves.append(self.store.transition(goal_id, "aborted", actor="user", trigger=trigger))
         return Turn(plan, created, tuple(moves), plan.questions, plan.confirm)
+
+    def fill(
+        self, goal_id: str, slots: Mapping[str, Any], *, trigger: str
+    ) -> TransitionResult | None:
+        """Slot values found after planning (read by the model): stored, the description
+        renamed, and a pending goal that now has every required slot activated."""
+        self.store.set_slots(goal_id, dict(slots))
+        self._describe(goal_id)
+        goal = self.store.get(goal_id)
+        intent = self.spec.intent(goal.intent) if goal is not None else None
+        if goal is None or intent is None or goal.status != "pending":
+            return None
+        held = self.store.context(goal_id)
+        if any(s.required and held.get(s.name) in (None, "", []) for s in intent.slots):
+            return None
+        return self.store.transition(goal_id, "active", actor="agent", trigger=trigger)
 
     def _describe(self, goal_id: str) -> None:
         """A goal's description names its slot values ("向张三转账5000元"): after a correction

@@ -24,6 +24,7 @@ from charter.pack.model import (
     Located,
     PackSource,
     RuleSource,
+    patches_dir,
 )
 from charter.pack.schema import validate
 from charter.pack.yamlsrc import LocatedDoc, load_yaml
@@ -92,6 +93,15 @@ class Loader:
         doc, diags = _read_file(display_path(path), kind)
         self.diagnostics.extend(diags)
         return doc
+
+    def _read_all(
+        self, directory: Path, pattern: str, kind: str, files: list[tuple[str, str]]
+    ) -> tuple[LocatedDoc, ...]:
+        """The files of ``directory`` matching ``pattern``, by name (each added to ``files``)."""
+        paths = sorted(p for p in directory.glob(pattern) if p.is_file())
+        docs = [self._read(path, kind) for path in paths]
+        files.extend((doc.path, doc.text) for doc in docs if doc is not None)
+        return tuple(doc for doc in docs if doc is not None)
 
     def _load(self, root: Path, stack: list[Path]) -> _Loaded | None:
         if root in self._done:
@@ -173,23 +183,15 @@ class Loader:
                 rules = own
                 cases = self._cases(rules_doc, name)
 
-        docs: dict[str, LocatedDoc | None] = {}
         # the pack's own files, not inherited through extends
-        for kind in ("goals", "memory", "fallbacks", "faq"):
-            doc = (
-                self._read(root / f"{kind}.yaml", kind)
-                if (root / f"{kind}.yaml").is_file()
-                else None
-            )
-            if doc is not None:
-                files.append((doc.path, doc.text))
-            docs[kind] = doc
-        skills: list[LocatedDoc] = []
-        for path in sorted((root / "skills").glob("*.yaml")):
-            skill_doc = self._read(path, "skill")
-            if skill_doc is not None:
-                files.append((skill_doc.path, skill_doc.text))
-                skills.append(skill_doc)
+        docs = {
+            kind: next(iter(self._read_all(root, f"{kind}.yaml", kind, files)), None)
+            for kind in ("goals", "memory", "fallbacks", "faq", "learning")
+        }
+        skills = self._read_all(root / "skills", "*.yaml", "skill", files)
+        learning = _dict(docs["learning"].data if docs["learning"] is not None else None)
+        where = patches_dir(learning.get("patches_dir"))  # None: CH348 in the learning stage
+        patches = self._read_all(root / where, "*.yaml", "patches", files) if where else ()
 
         source = PackSource(
             name=name,
@@ -206,9 +208,11 @@ class Loader:
             files=tuple(files),
             goals=docs["goals"],
             memory=docs["memory"],
-            skills=tuple(skills),
+            skills=skills,
             fallbacks=docs["fallbacks"],
             faq=docs["faq"],
+            learning=docs["learning"],
+            patches=patches,
         )
         loaded = _Loaded(source, rules_at)
         self._done[root] = loaded

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from charter.diagnostics import Location
@@ -26,6 +26,23 @@ DEFAULT_MESSAGES: Mapping[str, str] = {
     "safe": "抱歉，这个问题我暂时无法回答，已为您转接人工客服。",
     "escalate": "已为您转接人工客服，请稍候。",
 }
+
+
+DEFAULT_PATCHES_DIR = "patches"
+
+
+def patches_dir(value: Any) -> str | None:
+    """``learning.yaml``'s ``patches_dir`` as a relative POSIX path below the pack
+    (``DEFAULT_PATCHES_DIR`` when it is not a string); None when it is the pack itself or
+    leaves it."""
+    if not isinstance(value, str):
+        return DEFAULT_PATCHES_DIR
+    text = value.replace("\\", "/")
+    path = PurePosixPath(text.strip())
+    parts = path.parts
+    if not parts or path.is_absolute() or ".." in parts or ":" in parts[0]:
+        return None  # the pack itself, outside it, or a drive (C:/patches)
+    return path.as_posix()
 
 
 @dataclass(frozen=True)
@@ -97,6 +114,8 @@ class PackSource:
     skills: tuple[LocatedDoc, ...] = ()  # the pack's skills/*.yaml contracts, by file name
     fallbacks: LocatedDoc | None = None  # the pack's own fallbacks.yaml
     faq: LocatedDoc | None = None  # the pack's own faq.yaml
+    learning: LocatedDoc | None = None  # the pack's own learning.yaml
+    patches: tuple[LocatedDoc, ...] = ()  # <patches_dir>/*.yaml, by file name
 
     def constants(self) -> dict[str, Any]:
         """What ``pack.<path>`` refers to in the DSL."""

@@ -39,6 +39,8 @@ KINDS: dict[str, FileKind] = {
         FileKind("skill", "skill.json", "skills/*.yaml", required=False),
         FileKind("fallbacks", "fallbacks.json", "fallbacks.yaml", required=False),
         FileKind("faq", "faq.json", "faq.yaml", required=False),
+        FileKind("learning", "learning.json", "learning.yaml", required=False),
+        FileKind("patches", "patches.json", "patches/*.yaml", required=False),
     )
 }
 
@@ -242,7 +244,7 @@ def _constraint(kw: str, arg: Any, value: Any, schema: dict[str, Any], subject: 
     }
     if kw in bounds:
         return f"{subject} must be {bounds[kw]} {_show(arg)}, not {shown}"
-    if kw in ("minLength", "minItems") and arg == 1:
+    if kw in ("minLength", "minItems", "minProperties") and arg == 1:
         return f"{subject} must not be empty"
     if kw in ("minLength", "maxLength", "minItems", "maxItems"):
         limit = "at least" if kw.startswith("min") else "at most"

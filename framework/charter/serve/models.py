@@ -98,7 +98,9 @@ class MemoryExport(BaseModel):
 
 class Forgotten(BaseModel):
     user_id: str
-    deleted: dict[str, int] = Field(description="How many facts, summaries, turns and traces.")
+    deleted: dict[str, int] = Field(
+        description="How many facts, summaries, turns, goals, tickets, traces and reflections."
+    )
 
 
 class Goals(BaseModel):

@@ -14,6 +14,7 @@ import sqlalchemy as sa
 from charter._version import __version__
 from charter.agent import Agent
 from charter.agent.parts import Parts
+from charter.learn.log import LOG as REFLECTIONS
 from charter.memory.records import Accessor
 from charter.memory.short_term import TURNS, SqlShortTermStore
 from charter.memory.tables import MEMORY_FACT
@@ -46,12 +47,15 @@ def _exists(engine: sa.Engine, table: sa.Table, stored: str) -> bool:
 
 
 def known(parts: Parts, stored: str, tenant: str) -> bool:
-    """Does any store hold something of this user: a trace, a goal, a fact, a turn?"""
+    """Does any store hold something of this user: a trace, a goal, a fact, a turn, a
+    reflection?"""
     if parts.traces is not None and parts.traces.list(user_id=stored, tenant=tenant, limit=1):
         return True
     if parts.goals.tree(stored):
         return True
     if _exists(parts.facts.engine, MEMORY_FACT, stored):
+        return True
+    if parts.log is not None and _exists(parts.log.engine, REFLECTIONS, stored):
         return True
     store = parts.short_term.store
     return isinstance(store, SqlShortTermStore) and _exists(store.engine, TURNS, stored)

@@ -1,8 +1,10 @@
-"""Finance reference skills: ``policy_search`` (seed 001 §4's example) and ``account_balance``.
+"""Finance reference skills: ``policy_search`` (seed 001 §4's example), ``account_balance`` and
+``quarterly_report``.
 
-Both answer from packaged demo data (``data/policies.json``, ``data/accounts.json``). The
-contract in ``domains/finance/skills`` has already checked the arguments when they are called
-through Charter; a direct call with bad arguments raises, as any failing skill does.
+They answer from packaged demo data (``data/policies.json``, ``accounts.json``,
+``reports.json``). The contract in ``domains/finance/skills`` has already checked the arguments
+when they are called through Charter; a direct call with bad arguments raises, as any failing
+skill does.
 """
 
 from __future__ import annotations
@@ -161,5 +163,60 @@ class AccountBalance:
             "summary": (
                 f"尾号{account.tail}的{account.type}账户余额为{digits}（{words}），"
                 f"数据截至{self.as_of}。"
+            ),
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    year: int
+    quarter: int
+    revenue: str  # exact decimal strings, yuan
+    net_profit: str
+    published: str  # YYYY-MM-DD
+
+
+class QuarterlyReport:
+    """The demo bank's quarterly results (revenue and net profit) for one year and quarter; a
+    quarter not published yet is an empty result that says so."""
+
+    name = "quarterly_report"
+    description = "查询演示银行某年某季度的营业收入与净利润"
+
+    def __init__(self, reports: Sequence[Report] | None = None) -> None:
+        data = load("reports")
+        self.company = str(data["company"])
+        self.reports = (
+            tuple(reports) if reports is not None else tuple(Report(**r) for r in data["reports"])
+        )
+
+    def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        year, quarter = int(args["year"]), int(args["quarter"])
+        found = next((r for r in self.reports if (r.year, r.quarter) == (year, quarter)), None)
+        if found is None:
+            return {
+                "results": [],
+                "summary": (
+                    f"{self.company}{year}年第{quarter}季度的业绩报告尚未发布或不在资料范围内"
+                    "（目前可查2022年第1季度至2026年第3季度）。"
+                ),
+            }
+        revenue, profit = money(found.revenue), money(found.net_profit)
+        return {
+            "results": [
+                {
+                    "year": found.year,
+                    "quarter": found.quarter,
+                    "revenue": plain(revenue),
+                    "revenue_upper": upper(revenue),
+                    "net_profit": plain(profit),
+                    "net_profit_upper": upper(profit),
+                    "published": found.published,
+                }
+            ],
+            "summary": (
+                f"{self.company}{found.year}年第{found.quarter}季度营业收入¥{revenue:,.2f}"
+                f"（{upper(revenue)}），净利润¥{profit:,.2f}（{upper(profit)}），"
+                f"报告发布于{found.published}。"
             ),
         }

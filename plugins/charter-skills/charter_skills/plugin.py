@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from charter.extensions import Skill
 from charter.hookspecs import hookimpl
 from charter_skills.ecommerce import CouponCheck, LogisticsTrack, OrderLookup, ProductPrice
-from charter_skills.finance import AccountBalance, PolicySearch
+from charter_skills.finance import AccountBalance, PolicySearch, QuarterlyReport
 from charter_skills.medical import AppointmentBook, DepartmentRecommend
 
 
@@ -21,6 +21,7 @@ def make_skills() -> tuple[Skill, ...]:
     return (
         PolicySearch(),
         AccountBalance(),
+        QuarterlyReport(),
         OrderLookup(),
         LogisticsTrack(),
         ProductPrice(),

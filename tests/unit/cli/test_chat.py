@@ -114,7 +114,7 @@ def test_three_turns_with_trace(chat: Chat) -> None:
         "[pass] 您的订单DD202405010001已发货，正在运输中。\n"
         "  goals       order-query [completed] 查询订单DD202405010001\n"
         "  memories    summary: 帮我查一下订单\n"
-        "  ladder      vector: 1 summaries (best similarity 0.891 ≥ min_score 0.86)\n"
+        "  ladder      vector: 1 summaries (best similarity 0.892 ≥ min_score 0.86)\n"
         "  reflection  【目标对齐】Y\n"
         "              【约束合规】Y\n"
         "              【不确定性】低\n"
@@ -199,7 +199,7 @@ def test_trace_command(chat: Chat) -> None:
         "  started   WHEN",
         "  duration  T",
         "  verdict   ask",
-        "  steps     8",
+        "  steps     9",
         "  reply     请问您的订单号是多少？可以在“我的订单”里查看。",
         "",
     ]
@@ -213,6 +213,7 @@ def test_trace_command(chat: Chat) -> None:
         "step 6: answer (T, from +T)",
         "step 7: memory (T, from +T)",
         "step 8: goal_transitions (T, from +T)",
+        "step 9: learn (T, from +T)",
     ]
 
 

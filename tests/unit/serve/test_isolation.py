@@ -95,6 +95,7 @@ def test_the_same_user_id_in_two_tenants_is_two_users(client: TestClient) -> Non
             "goals": 1,
             "tickets": 0,
             "traces": 1,
+            "reflections": 0,
         },
     }
     # globex's bob is gone; acme's bob is another user, untouched
@@ -154,6 +155,7 @@ def test_forget_then_the_memory_is_empty(client: TestClient, alice: dict[str, An
             "goals": 1,
             "tickets": 0,
             "traces": 1,
+            "reflections": 0,
         },
     }
     # nothing of alice is left in any store: she is unknown now

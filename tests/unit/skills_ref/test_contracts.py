@@ -25,7 +25,7 @@ from charter_skills.plugin import make_skills
 ROOT = Path(__file__).resolve().parents[3]
 PACKS = ("finance", "ecommerce", "medical")
 SKILLS = {
-    "finance": ["account_balance", "policy_search"],
+    "finance": ["account_balance", "policy_search", "quarterly_report"],
     "ecommerce": ["coupon_check", "logistics_track", "order_lookup", "product_price"],
     "medical": ["appointment_book", "department_recommend"],
 }

@@ -1,0 +1,286 @@
+"""The learning steps of a turn (seed 001 §3): learned patches before planning, slots the
+model reads after planning, and the reflection triggers after the answer."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from charter.agent import fill as model_fill
+from charter.agent.after import scrub_json
+from charter.agent.parts import Parts
+from charter.agent.reply import Reply
+from charter.agent.steps import Called, Planned
+from charter.learn.apply import Patched
+from charter.learn.meaning import explains
+from charter.learn.triggers import CallSeen, History, Signals, TurnSeen, evaluate
+from charter.memory.records import Accessor
+
+CONFIRMED = ("user_confirmed", "system_verified")
+
+
+def local(now: datetime) -> datetime:
+    """The planner's calendar: an aware clock read in local time (今年 is the local year)."""
+    return now.astimezone().replace(tzinfo=None) if now.tzinfo else now
+
+
+def patches(p: Parts, text: str) -> Patched:
+    return p.matcher.match(text, local(p.clock()))
+
+
+def _touched(p: Parts, planned: Planned) -> list[Any]:
+    """The open goals this input opened or updated."""
+    if planned.turn is None or not planned.user_id:
+        return []
+    touched = set(planned.turn.created.values()) | {u.goal for u in planned.turn.plan.updates}
+    return [
+        g
+        for g in p.goals.tree(planned.user_id, planned.session_id)
+        if g.id in touched and g.status in ("pending", "active")
+    ]
+
+
+def needs_fill(p: Parts, planned: Planned) -> bool:
+    """Some goal of this input still lacks a slot the model may read."""
+    return any(model_fill.missing_model_slots(p, g, _slots(p, g.id)) for g in _touched(p, planned))
+
+
+def fill(p: Parts, text: str, planned: Planned) -> tuple[Planned, dict[str, Any]]:
+    """Ask the model for the ``model`` slots of the goals this input opened or updated. A
+    touched goal still pending asks for its first missing slot (the planner's question for a
+    slot the model read is dropped, one for a slot still missing is added)."""
+    if p.tracker is None or planned.turn is None or not planned.user_id:
+        return planned, {}
+    goals = _touched(p, planned)
+    user, session = planned.user_id, planned.session_id
+    slots = {g.id: _slots(p, g.id) for g in goals}
+    got = model_fill.fill(p, text, goals, slots, local(p.clock()))
+    if not got.values:
+        return planned, got.trace() if got.asked else {}
+    for g in goals:
+        found = got.values.get(g.id)
+        if found:
+            p.tracker.fill(g.id, found, trigger="slots read by the model")
+    touched = {g.id for g in goals}
+    theirs: set[str] = set()  # every question a touched goal's intent can ask
+    asks: list[str] = []
+    for g in p.goals.tree(user, session):
+        intent = p.pack.goals.intent(g.intent) if p.pack.goals is not None else None
+        if g.id not in touched or intent is None:
+            continue
+        theirs |= {s.ask for s in intent.slots if s.ask}
+        if g.status != "pending":
+            continue
+        held = _slots(p, g.id)
+        missing = [s for s in intent.slots if s.required and held.get(s.name) in (None, "", [])]
+        if missing and missing[0].ask and missing[0].ask not in asks:
+            asks.append(missing[0].ask)
+    active = p.goals.active(user, session)
+    planned = dataclasses.replace(
+        planned,
+        active=active,
+        slots={g.id: _slots(p, g.id) for g in active},
+        questions=(*(q for q in planned.questions if q not in theirs), *asks),
+        model_read={gid: frozenset(found) for gid, found in got.values.items()},
+    )
+    return planned, got.trace()
+
+
+def _slots(p: Parts, goal_id: str) -> dict[str, Any]:
+    return {k: v for k, v in p.goals.context(goal_id).items() if not k.startswith("_")}
+
+
+def for_plan(patched: Patched, planned: Planned) -> Patched:
+    """The calibrations of another intent than the ones planned leave the turn."""
+    if not any(a.kind == "calibration" and a.intent for a in patched.applied):
+        return patched
+    intents = {g.intent for g in planned.active}
+    if planned.turn is not None:
+        intents |= {g.intent for g in planned.turn.plan.goals}
+    keep = tuple(
+        a for a in patched.applied if a.kind != "calibration" or a.intent in (None, *intents)
+    )
+    notes = tuple(
+        n for a, n in zip(_calibrations(patched), patched.notes, strict=True) if a in keep
+    )
+    return dataclasses.replace(patched, applied=keep, notes=notes)
+
+
+def _calibrations(patched: Patched) -> list[Any]:
+    return [a for a in patched.applied if a.kind == "calibration"]
+
+
+def _mapped(planned: Planned, intent: str | None, values: Mapping[str, Any]) -> bool:
+    """Some goal of the intent took the mapping's values from this input."""
+    if planned.turn is None:
+        return False
+    plan = planned.turn.plan
+    for g in plan.goals:
+        if g.intent == intent and all(g.slots.get(k) == v for k, v in values.items()):
+            return True
+    updated: dict[str, dict[str, Any]] = {}
+    for u in plan.updates:
+        updated.setdefault(u.goal, {})[u.slot] = u.value
+    return any(
+        g.intent == intent and all(updated.get(g.id, {}).get(k) == v for k, v in values.items())
+        for g in planned.active
+    )
+
+
+def record_uses(
+    p: Parts,
+    patched: Patched,
+    planned: Planned,
+    accessor: Accessor,
+    session_id: str,
+    trace: str,
+    *,
+    prompted: bool,
+) -> list[str]:
+    """A mapping counts as used when a goal of its intent took its values from this input; a
+    calibration when its note went into a prompt (``prompted``: the model was asked)."""
+    if p.log is None or not patched.applied:
+        return []
+    used = []
+    now = p.clock()
+    for a in patched.applied:
+        if a.kind == "mapping" and not _mapped(planned, a.intent, a.values):
+            continue
+        if a.kind == "calibration" and not prompted:
+            continue
+        p.log.record_use(
+            pack=p.pack.name,
+            patch_id=a.patch,
+            kind=a.kind,
+            intent=a.intent,
+            at=now,
+            user_id=accessor.user_id,
+            session_id=session_id,
+            trace_id=trace,
+        )
+        used.append(a.patch)
+    return used
+
+
+def seen(p: Parts, text: str, planned: Planned, called: Sequence[Called], reply: Reply) -> TurnSeen:
+    """This turn as the triggers see it."""
+    given: dict[str, set[str]] = {}
+    if planned.turn is not None:
+        for g in planned.turn.plan.goals:
+            ref = planned.turn.created.get(g.ref)
+            if ref is not None:
+                given[ref] = set(g.slots)
+        for u in planned.turn.plan.updates:
+            given.setdefault(u.goal, set()).add(u.slot)
+    for goal_id, read in planned.model_read.items():
+        # what the model read counts as the user's when the input says it (前年 → 2024); a
+        # value the input does not say (the year of 第1季度 taken as another) is the agent's
+        intent_id = next((g.intent for g in planned.active if g.id == goal_id), None)
+        spec = p.pack.goals.intent(intent_id) if p.pack.goals and intent_id else None
+        slots = planned.slots.get(goal_id, {})
+        given.setdefault(goal_id, set()).update(
+            s
+            for s in read
+            if spec is not None
+            and explains(p.registry.extractors, spec, s, slots.get(s), text, p.clock())
+        )
+    intents = {g.id: g.intent for g in planned.active}
+    calls = []
+    for c in called:
+        intent = intents.get(c.goal_id)
+        failure = c.outcome.failure
+        calls.append(
+            CallSeen(
+                skill=c.skill,
+                args=dict(c.args),
+                status=c.outcome.status,
+                failure=failure.kind if failure is not None else None,
+                detail=failure.detail if failure is not None else "",
+                reflect=bool(failure is not None and failure.reflect),
+                text=p.pipeline.scrub(c.outcome.text or ""),
+                intent=intent,
+                slots=dict(planned.slots.get(c.goal_id, {})),
+                user_given=frozenset(given.get(c.goal_id, set())),
+            )
+        )
+    hypothesis = "；".join(g.description for g in planned.active)
+    return TurnSeen(
+        text=p.pipeline.scrub(text),
+        at=p.clock(),
+        calls=tuple(calls),
+        hypothesis=p.pipeline.scrub(hypothesis),
+        intent=planned.active[0].intent if planned.active else None,
+        answered=reply.verdict != "ask" or reply.answered_by != "planner",
+    )
+
+
+def reflect(
+    p: Parts,
+    history: History,
+    accessor: Accessor,
+    session_id: str,
+    turn: TurnSeen,
+    entropy: float | None,
+    trace: str,
+    *,
+    recorded: bool = True,
+) -> dict[str, Any]:
+    """Evaluate the triggers; each reflection is one row of the reflection log. ``recorded``:
+    this turn is already in short-term memory (the memory step ran)."""
+    cached: list[Any] = []
+
+    def turns_back(at: datetime) -> int | None:
+        # a fact is written just after its turn is recorded: the turns recorded after it are
+        # the turns since (this one among them once recorded); one older than the recent
+        # window is not recent
+        if not cached:  # read once, only when a confirmed fact is compared
+            cached.append(p.short_term.turns(accessor.user_id, session_id))
+        earlier = cached[0]
+        if not earlier or at < earlier[0].at:
+            return None
+        return sum(1 for t in earlier if t.at > at) + (0 if recorded else 1)
+
+    def confirmed(key: str) -> tuple[Any, datetime] | None:
+        # an audited read, as every read of memory; only for slot values the user did not
+        # give in this turn (inherited, carried over), so a healthy turn rarely reads at all.
+        # An encrypted fact is not compared: its clear value would end up in the log
+        fact = p.facts.get(dataclasses.replace(accessor, actor="agent:reflection"), key)
+        if fact is None or fact.source not in CONFIRMED or fact.encrypted:
+            return None
+        return fact.value, fact.created_at
+
+    signals = Signals(turn, entropy, confirmed if turn.calls else None, turns_back)
+    found = evaluate(p.learning, history, accessor.user_id, session_id, signals)
+    logged = []
+    if p.log is not None:
+        for r in found:
+            # what the user said, the skill's arguments and results: stored scrubbed, as
+            # memory and traces are (a phone number in an argument becomes [PHONE])
+            scrub = p.pipeline.scrub
+            entry = p.log.add(
+                pack=p.pack.name,
+                trigger=r.trigger,
+                hypothesis=scrub(r.hypothesis),
+                evidence=[
+                    dataclasses.replace(
+                        e,
+                        content=scrub(e.content),
+                        params=scrub_json(dict(e.params), scrub),
+                        result=scrub_json(e.result, scrub),
+                    )
+                    for e in r.evidence
+                ],
+                correction=(
+                    scrub_json(dict(r.correction), scrub) if r.correction is not None else None
+                ),
+                at=turn.at,
+                user_id=accessor.user_id,
+                session_id=session_id,
+                trace_id=trace,
+                intent=r.intent,
+                skill=r.skill,
+            )
+            logged.append(entry.id)
+    return {"triggers": [r.trigger for r in found], "logged": logged}

@@ -7,14 +7,16 @@ into closures bound to the installed extractors.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from charter.diagnostics import Location
 from charter.dsl import ast as A
 from charter.goals.spec import GoalsSpec
-from charter.learn.spec import LearningSpec
 from charter.memory.policy import MemoryPolicy
 from charter.skills.spec import SkillsSpec
+
+if TYPE_CHECKING:
+    from charter.learn.spec import LearningSpec
 
 ACTION_PRECEDENCE = ("block", "escalate", "retry", "fix", "flag")
 

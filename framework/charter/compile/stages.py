@@ -12,14 +12,13 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from charter._version import __version__
 from charter.compile.analyze import RuleView, analyze
 from charter.compile.check import Checker
 from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule
 from charter.compile.goals import compile_goals
-from charter.compile.learning import compile_learning
 from charter.compile.memory import compile_memory
 from charter.compile.primitives import literals_of
 from charter.compile.skills import compile_skills
@@ -27,11 +26,13 @@ from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
 from charter.goals.spec import GoalsSpec
-from charter.learn.spec import LearningSpec
 from charter.memory.policy import MemoryPolicy
 from charter.pack.model import CaseSource, PackSource, RuleSource
 from charter.registry import Registry
 from charter.skills.spec import SkillsSpec
+
+if TYPE_CHECKING:
+    from charter.learn.spec import LearningSpec
 
 _N = TypeVar("_N", A.Expr, A.Action)
 
@@ -178,6 +179,10 @@ class Pipeline:
 
     # -- stage 9 ------------------------------------------------------------------------------
     def learning(self) -> None:
+        if self.source.learning is None and not self.source.patches:
+            return  # most packs: nothing to import or compile
+        from charter.compile.learning import compile_learning
+
         self.learning_spec, more = compile_learning(self.source, self.registry, self.goal_spec)
         self.diagnostics.extend(more)
 

@@ -23,8 +23,8 @@ from charter.cli.common import (
     emit_diagnostics,
     resolve_domain,
     runtime_registry,
+    unknown_pack,
 )
-from charter.diagnostics import Location, error
 from charter.reflect.engine import CheckResult, Engine
 
 
@@ -89,15 +89,7 @@ def run(
         return EXIT_USER
     root = resolve_domain(domain, reg.packs)
     if root is None:
-        diags.append(
-            error(
-                "CH004",
-                f"unknown domain '{domain}'",
-                Location(domain),
-                "give a pack directory, the name of one under domains/ or rulesets/, or "
-                "the name of a pack a plugin installed (charter plugins lists them)",
-            )
-        )
+        diags.append(unknown_pack(domain, "domain"))
         emit_diagnostics(diags, DiagFormat.text)
         return EXIT_USER
     packs, more = compile_all([root], reg)

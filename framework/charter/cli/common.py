@@ -135,6 +135,17 @@ def find_packs(
     return found, diags
 
 
+def unknown_pack(name: str, noun: str = "pack") -> Diagnostic:
+    """CH004 for a name that is neither a pack directory nor a known pack's name."""
+    return error(
+        "CH004",
+        f"unknown {noun} '{name}'",
+        Location(name),
+        "give a pack directory, the name of one under domains/ or rulesets/, or "
+        "the name of a pack a plugin installed (charter plugins lists them)",
+    )
+
+
 def resolve_domain(name: str, installed: Mapping[str, Path] | None = None) -> Path | None:
     """A path; or a pack name looked up in domains/ and rulesets/ here or in a parent (the
     project's own packs come first); or the name of a pack a plugin installed."""

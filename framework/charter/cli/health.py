@@ -38,6 +38,7 @@ from charter.cli.common import (
     open_database,
     resolve_domain,
     runtime_registry,
+    unknown_pack,
 )
 from charter.cli.goals import DEFAULT_URL, ENV_URL
 from charter.cli.learn import configured_url
@@ -130,7 +131,6 @@ def _time(option: str, text: str) -> datetime:
 def _patches(name: str) -> tuple[str, PatchSet] | None:
     """The pack's name and its deployed patches (empty when it has none), or None after
     saying why the pack cannot be used."""
-    from charter.diagnostics import Location, error
     from charter.learn.spec import PatchSet
 
     reg, diags = runtime_registry()
@@ -139,15 +139,7 @@ def _patches(name: str) -> tuple[str, PatchSet] | None:
         return None
     root = resolve_domain(name, reg.packs)
     if root is None:
-        diags.append(
-            error(
-                "CH004",
-                f"unknown pack '{name}'",
-                Location(name),
-                "give a pack directory, the name of one under domains/ or rulesets/, or "
-                "the name of a pack a plugin installed (charter plugins lists them)",
-            )
-        )
+        diags.append(unknown_pack(name))
         emit_diagnostics(diags, DiagFormat.text)
         return None
     packs, more = compile_all([root], reg)

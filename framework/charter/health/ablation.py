@@ -15,7 +15,6 @@ components together make CC exceed 1.
 from __future__ import annotations
 
 import base64
-import io
 import json
 import shutil
 import tempfile
@@ -37,7 +36,7 @@ from charter.health.ablation_cases import (
     load_case_files,
     play,
 )
-from charter.health.report import WIDTH, percent
+from charter.health.report import percent, text_console
 from charter.reflect.engine import Engine
 from charter.registry import Registry
 from charter.traces.model import iso
@@ -341,19 +340,10 @@ def _cell(summary: Summary, name: str) -> str:
 
 def _table(report: AblationReport, tty: bool) -> str:
     from rich import box
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    out = io.StringIO()
-    console = Console(
-        file=out,
-        width=None if tty else WIDTH,
-        color_system="auto" if tty else None,
-        force_terminal=tty,
-        highlight=False,
-        emoji=False,
-    )
+    out, console = text_console(tty)
     packs = [(p, report.pack(p)) for p in report.packs]
     overall = report.overall
     rates = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)

@@ -20,9 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from fractions import Fraction
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from charter.traces.model import iso
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 Mark = Literal["pass", "warn", "n/a"]
 WIDTH = 100  # when not writing to a terminal: the same table everywhere
@@ -279,13 +282,10 @@ def render_json(report: HealthReport) -> str:
     return json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n"
 
 
-def render_table(report: HealthReport, *, tty: bool = False) -> str:
-    """One table, the dimensions in sections: metric, value, count, healthy range, mark and
-    why a metric is n/a."""
-    from rich import box
+def text_console(tty: bool) -> tuple[io.StringIO, Console]:
+    """A rich console writing into a string: coloured and as wide as the terminal on a tty,
+    else plain and ``WIDTH`` wide, so the same table is printed everywhere."""
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
     out = io.StringIO()
     console = Console(
@@ -296,6 +296,17 @@ def render_table(report: HealthReport, *, tty: bool = False) -> str:
         highlight=False,
         emoji=False,
     )
+    return out, console
+
+
+def render_table(report: HealthReport, *, tty: bool = False) -> str:
+    """One table, the dimensions in sections: metric, value, count, healthy range, mark and
+    why a metric is n/a."""
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    out, console = text_console(tty)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, collapse_padding=True)
     for header, right in (
         ("", False),

@@ -101,6 +101,7 @@ CODES: Mapping[str, str] = {
     "CH346": "a parameter mapping sets a number slot to something else",
     "CH347": "two parameter mappings of one phrase and intent set the same slot",
     "CH348": "patches_dir is not a directory inside the pack",
+    "CH349": "a patch is deployed and rejected",
     # plugins and internal
     "CH200": "a plugin failed to import",
     "CH201": "a plugin implements a hook that does not exist or with wrong parameters",

@@ -96,6 +96,7 @@ EXPECTED_CODES = {
     "CH346": "learning/patches/001-time.yaml",
     "CH347": "learning/patches/001-time.yaml",
     "CH348": "learning-dir/learning.yaml",
+    "CH349": "learning/patches/001-time.yaml",
 }
 
 

@@ -107,9 +107,13 @@ class _Patches:
         self.phrases: dict[tuple[str, str], list[tuple[str, Location, frozenset[str]]]] = {}
         self.mappings: list[L.ParameterMapping] = []
         self.calibrations: list[L.Calibration] = []
+        self.rejected: dict[str, Location] = {}  # id -> where a rejected: list names it
 
     def file(self, doc: LocatedDoc) -> None:
         data = _dict(doc.data)
+        for i, rid in enumerate(_list(data.get("rejected"))):
+            if isinstance(rid, str) and rid:
+                self.rejected.setdefault(rid, doc.loc(("rejected", i)))
         for i, raw in enumerate(_list(data.get("parameter_mappings"))):
             mapping = self.mapping(doc, ("parameter_mappings", i), _dict(raw))
             if mapping is not None:
@@ -340,10 +344,24 @@ def compile_learning(
     for doc in source.patches:
         patches.file(doc)
     diags += patches.diagnostics
+    rejected = patches.rejected
+    ids = [m.id for m in patches.mappings] + [c.id for c in patches.calibrations]
+    for pid in ids:
+        if pid in rejected:
+            diags.append(
+                warning(
+                    "CH349",
+                    f"patch '{pid}' is deployed and rejected: the rejection wins, "
+                    "it is not applied",
+                    patches.ids.get(pid, rejected[pid]),
+                    f"delete the patch, or take '{pid}' off rejected: ({rejected[pid]})",
+                )
+            )
     patch_set = L.PatchSet(
-        mappings=tuple(patches.mappings),
-        calibrations=tuple(patches.calibrations),
+        mappings=tuple(m for m in patches.mappings if m.id not in rejected),
+        calibrations=tuple(c for c in patches.calibrations if c.id not in rejected),
         files=tuple(doc.path for doc in source.patches),
+        rejected=frozenset(rejected),
     )
     return L.LearningSpec(
         triggers=spec.triggers,

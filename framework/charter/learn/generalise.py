@@ -92,6 +92,7 @@ def generalise(
     calibrations: dict[str, Calibration] = {}
     skipped: list[Skipped] = []
     reader = _Reader(goals, extractors, patches_file)
+    rejected = learning.patches.rejected
     for entry in entries:
         try:
             if entry.trigger != "negation":
@@ -100,9 +101,11 @@ def generalise(
                 raise _Skip("no correction (the turn gave no new value)", "")
             if "concept" in entry.correction or "instead_of" in entry.correction:
                 found = _calibration(entry, entry.correction, goals, learning)
+                _not_rejected([found.id], rejected)
                 calibrations[found.id] = _merged(calibrations.get(found.id, found), found)
             else:
                 learned = reader.mappings(entry, entry.correction)
+                _not_rejected([m.id for m in learned], rejected)
                 merged = [_merged(mappings.get(m.id, m), m) for m in learned]  # all or none
                 mappings.update((m.id, m) for m in merged)
         except _Skip as exc:
@@ -110,6 +113,13 @@ def generalise(
     return Learned(
         tuple(mappings.values()), tuple(calibrations.values()), tuple(skipped), len(entries)
     )
+
+
+def _not_rejected(ids: Sequence[str], rejected: frozenset[str]) -> None:
+    """A reviewer's ``rejected:`` list: what it names is never written again."""
+    named = [i for i in ids if i in rejected]
+    if named:
+        raise _Skip(f"rejected in review ({', '.join(named)})", "")
 
 
 def _merged(first: _P, patch: _P) -> _P:

@@ -99,6 +99,7 @@ class PatchSet:
     mappings: tuple[ParameterMapping, ...] = ()
     calibrations: tuple[Calibration, ...] = ()
     files: tuple[str, ...] = ()
+    rejected: frozenset[str] = frozenset()  # ids a reviewer decided against (never re-learned)
 
     def __len__(self) -> int:
         return len(self.mappings) + len(self.calibrations)

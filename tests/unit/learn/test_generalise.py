@@ -379,3 +379,40 @@ def test_without_goals_or_concepts(registry: Registry) -> None:
         ("R-000001", "intent quarterly-report is not an intent of goals.yaml"),
         ("R-000002", "no definition of 市盈率 and 市净率 to tell 市盈率 from 市净率"),
     ]
+
+
+def test_a_patch_rejected_in_review_is_never_learned_again(
+    tmp_path: Path, registry: Registry
+) -> None:
+    rejected = "quarterly-report/time/去年一季度"
+    root = write_pack(tmp_path, {"patches/reviewed.yaml": f"rejected: [{rejected}]\n"})
+    compiled, diags = compile_path(root, registry, cache_dir=None)
+    assert compiled is not None and compiled.learning is not None and diags == []
+    assert compiled.learning.patches.rejected == frozenset({rejected})
+    learned = learn(
+        compiled,
+        registry,
+        entry(1, "给我去年一季度的财报", {"year": 2024, "quarter": 1}, {"year": 2025}),
+        entry(2, "今年二季度的财报", {"year": 2025, "quarter": 2}, {"year": 2026}),
+    )
+    assert [m.id for m in learned.mappings] == ["quarterly-report/time/今年二季度"]
+    assert learned.skipped == (Skipped("R-000001", "negation", f"rejected in review ({rejected})"),)
+
+
+def test_a_deployed_patch_that_is_also_rejected_is_not_applied(
+    tmp_path: Path, registry: Registry
+) -> None:
+    patch = """\
+parameter_mappings:
+  - id: quarterly-report/time/去年一季度
+    intent: quarterly-report
+    entity: time
+    phrase: 去年一季度
+    set: {year: current_year - 1, quarter: 1}
+rejected: [quarterly-report/time/去年一季度]
+"""
+    root = write_pack(tmp_path, {"patches/learned.yaml": patch})
+    compiled, diags = compile_path(root, registry, cache_dir=None)
+    assert compiled is not None and compiled.learning is not None
+    assert [(d.code, d.severity, d.location.line) for d in diags] == [("CH349", "warning", 2)]
+    assert compiled.learning.patches.mappings == ()

@@ -27,7 +27,15 @@ from charter.extensions import (
     StoreFactory,
 )
 from charter.hookspecs import hookimpl
-from charter.protocols import Extractor, Item, Predicate, Repair, RepairArg, RepairInput
+from charter.protocols import (
+    Extractor,
+    Formatter,
+    Item,
+    Predicate,
+    Repair,
+    RepairArg,
+    RepairInput,
+)
 from charter.registry import Registry
 
 if TYPE_CHECKING:
@@ -88,6 +96,7 @@ __all__ = [
     "Extractor",
     "Fallback",
     "Finding",
+    "Formatter",
     "GoalTransition",
     "Item",
     "LLMBackend",

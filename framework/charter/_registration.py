@@ -25,7 +25,7 @@ from charter.extensions import (
     Skill,
     StoreFactory,
 )
-from charter.protocols import Extractor, Predicate, Repair
+from charter.protocols import Extractor, Formatter, Predicate, Repair
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,13 @@ KINDS: tuple[Kind, ...] = (
         "repair",
         _named(Repair),
         "name, check_args(args, extractors) and apply(args, rin) (charter.protocols.Repair)",
+    ),
+    Kind(
+        "charter_register_formatters",
+        "formatters",
+        "formatter",
+        _named(Formatter),
+        "name and format(value) (charter.protocols.Formatter)",
     ),
     Kind(
         "charter_register_skills",

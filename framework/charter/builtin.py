@@ -1,11 +1,15 @@
-"""Built-in repairs, registered through the same hook a third-party plugin uses."""
+"""Built-in repairs, formatters, the ``identifier`` extractor and the model-text predicates,
+registered through the same hooks a third-party plugin uses."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from charter.hookspecs import hookimpl
-from charter.protocols import Extractor, Repair, RepairArg, RepairInput
+from charter.protocols import Extractor, Formatter, Predicate, Repair, RepairArg, RepairInput
+from charter.reflect.identifier import IdentifierExtractor
+from charter.reflect.predicates import PREDICATES
 
 
 def _one_string(args: Sequence[RepairArg]) -> str:
@@ -126,3 +130,46 @@ class Annotate:
 @hookimpl
 def charter_register_repairs() -> Sequence[Repair]:
     return [Append(), Prepend(), Replace(), Reformat(), Annotate()]
+
+
+class Join:
+    """``{items|join}``: a list of strings joined by 、 (a string is written as it is).
+
+    None for an empty list, which would leave a sentence without its object, and for items
+    that are not strings: numbers and dates have formatters of their own.
+    """
+
+    name = "join"
+
+    def format(self, value: Any) -> str | None:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+            return "、".join(value)
+        return None
+
+
+class Count:
+    """``{items|count}``: how many items a list has (``"0"`` for an empty one)."""
+
+    name = "count"
+
+    def format(self, value: Any) -> str | None:
+        return str(len(value)) if isinstance(value, list | tuple) else None
+
+
+@hookimpl
+def charter_register_formatters() -> Sequence[Formatter]:
+    return [Join(), Count()]
+
+
+@hookimpl
+def charter_register_extractors() -> Sequence[Extractor]:
+    """``identifier``: ASCII codes in any language (the model-text grounding check's)."""
+    return [IdentifierExtractor()]
+
+
+@hookimpl
+def charter_register_predicates() -> Sequence[Predicate]:
+    """``echoes``, ``repetitive``, ``off_language``, ``no_content``: degenerate model text."""
+    return list(PREDICATES)

@@ -36,7 +36,7 @@ from charter.extensions import (
     Skill,
     StoreFactory,
 )
-from charter.protocols import Extractor, Predicate, Repair
+from charter.protocols import Extractor, Formatter, Predicate, Repair
 
 PROJECT = "charter"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -71,6 +71,18 @@ def charter_register_repairs() -> Sequence[Repair]:
 
     ``check_args`` is called at compile time, ``apply`` when a rule fails. The built-in
     ``append``, ``prepend``, ``replace``, ``reformat`` and ``annotate`` come through this hook too.
+    """
+
+
+@hookspec
+def charter_register_formatters() -> Sequence[Formatter]:
+    """Return formatters for response templates, used as ``{value|name}``.
+
+    ``format(value)`` writes a JSON or slot value into a reply (``amount``: ``¥12,345.60
+    （壹万贰仟叁佰肆拾伍元陆角）``) or returns None when it cannot, and then the template
+    variant that uses it is not chosen. Templates name their formatters, and are checked at
+    compile time. A formatter must be pure and never raise. The built-in ``join`` and ``count``
+    come through this hook too.
     """
 
 
@@ -159,6 +171,7 @@ REGISTRATION_HOOKS: tuple[str, ...] = (
     "charter_register_extractors",
     "charter_register_predicates",
     "charter_register_repairs",
+    "charter_register_formatters",
     "charter_register_skills",
     "charter_register_packs",
     "charter_register_llm_backends",

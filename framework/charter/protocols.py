@@ -1,4 +1,4 @@
-"""The small interfaces plugins implement: extractors, predicates and repairs.
+"""The small interfaces plugins implement: extractors, predicates, repairs and formatters.
 
 They sit at the bottom of the dependency graph so that plugins, the compiler and the checker
 engine can all name them without importing each other.
@@ -106,6 +106,26 @@ class Repair(Protocol):
 
     def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
         """The repaired text (the same text when there was nothing to repair)."""
+        ...
+
+
+@runtime_checkable
+class Formatter(Protocol):
+    """Writes a value into a response template: ``{balance|amount}``.
+
+    The value comes from JSON (a skill's result: ``str``, ``int``, ``float``, ``bool``, a list,
+    a mapping) or from a goal's slot (text such as ``"5000"``, ``"2024-05-02"``,
+    ``"2025-12-01/2025-12-31"``, ``"2024-05-02T08:00/2024-05-02T12:00"``, ``"--01-10"``).
+    Must be pure and total: the same value gives the same text, and it never raises. What it
+    writes should read back as the same value through the extractor of the same kind (an amount
+    through ``money``), so the reply passes the rules those extractors serve.
+    """
+
+    name: str
+
+    def format(self, value: Any) -> str | None:
+        """The value written this way, or None when it cannot be (then the template that
+        uses it is not eligible and another variant is chosen)."""
         ...
 
 

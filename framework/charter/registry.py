@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from charter.extensions import EmbedderFactory, LLMBackend, PiiRecognizer, Skill
-from charter.protocols import Extractor, Predicate, Repair
+from charter.protocols import Extractor, Formatter, Predicate, Repair
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,7 @@ class Registry:
     extractors: Mapping[str, Extractor] = field(default_factory=dict)
     predicates: Mapping[str, Predicate] = field(default_factory=dict)
     repairs: Mapping[str, Repair] = field(default_factory=dict)
+    formatters: Mapping[str, Formatter] = field(default_factory=dict)
     skills: Mapping[str, Skill] = field(default_factory=dict)
     packs: Mapping[str, Path] = field(default_factory=dict)  # name -> pack directory
     llm_backends: Mapping[str, LLMBackend] = field(default_factory=dict)
@@ -35,6 +36,11 @@ class Registry:
             ),
             *(f"p:{n}:{type(p).__module__}" for n, p in sorted(self.predicates.items())),
             *(f"r:{n}:{type(r).__module__}" for n, r in sorted(self.repairs.items())),
+            # templates name formatters and are checked at compile time
+            *(
+                f"f:{n}:{type(f).__module__}.{type(f).__qualname__}"
+                for n, f in sorted(self.formatters.items())
+            ),
             *(f"s:{n}" for n in sorted(self.skills)),
             *(f"k:{n}={p}" for n, p in sorted(self.packs.items())),
             *(f"d:{n}={v}" for n, v in sorted(self.plugins.items())),

@@ -252,7 +252,7 @@ def _words(text: str) -> tuple[str, ...]:
 KEYWORDS = _words(
     "or and not contains any all matches mentions in unless by near within has twin unit "
     "decimals value len count true false fix every some no preceded followed block escalate "
-    "retry flag"
+    "retry flag found"
 )
 EXTRACTORS = ("money", "money_upper", "date", "percent", "url", "email", "phone", "drug", "tax_doc")
 SUBJECTS = ("output", "input", "context", "memory", "goal", "skill", "pack")
@@ -406,6 +406,7 @@ item_atom_ = st.one_of(
         lambda t: f"{t[0]} by {t[1]}{t[2]}"
     ),
     st.tuples(target_, within_).map(lambda t: f"near {t[0]}{t[1]}"),
+    path_.map(lambda p: f"found in {p}"),
 )
 
 

@@ -228,7 +228,7 @@ class Builder:
     def _quantified(self, node: A.Quantified, negated: bool) -> Test:
         key, text_of = self.subject(node.subject)
         name = node.extractor.text
-        pred = self.item(node.pred, key)
+        pred = self.item(node.pred, key, name)
         quant = node.quant
 
         cache_key = (name, key)
@@ -295,7 +295,7 @@ class Builder:
             elif isinstance(a, A.Path) and a.root.text == "pack":
                 args.append(lookup(self.constants, a.parts))
             elif isinstance(a, A.Path) and kind == "value":
-                args.append(self._raw(a))
+                args.append(self.raw(a))
                 live.append(i)
             elif isinstance(a, A.Path):
                 args.append(a)  # a `name` argument: the word as written
@@ -313,7 +313,7 @@ class Builder:
 
         return test
 
-    def _raw(self, path: A.Path) -> ValueFn:
+    def raw(self, path: A.Path) -> ValueFn:
         """A path's value as the turn gives it (lists and mappings included), for predicates."""
         root = path.root.text
         if root in ("output", "input"):
@@ -323,21 +323,22 @@ class Builder:
 
     # ---- item predicates --------------------------------------------------------------------
 
-    def item(self, node: A.ItemPred, key: str) -> ItemTest:
+    def item(self, node: A.ItemPred, key: str, extractor: str) -> ItemTest:
+        """The test of one item of ``extractor`` found in the subject ``key``."""
         if isinstance(node, A.IAnd):
-            parts = tuple(self.item(i, key) for i in node.items)
+            parts = tuple(self.item(i, key, extractor) for i in node.items)
             if len(parts) == 2:
                 a, b = parts
                 return lambda env, it, text, k: a(env, it, text, k) and b(env, it, text, k)
             return lambda env, it, text, k: all(p(env, it, text, k) for p in parts)
         if isinstance(node, A.IOr):
-            parts = tuple(self.item(i, key) for i in node.items)
+            parts = tuple(self.item(i, key, extractor) for i in node.items)
             if len(parts) == 2:
                 a, b = parts
                 return lambda env, it, text, k: a(env, it, text, k) or b(env, it, text, k)
             return lambda env, it, text, k: any(p(env, it, text, k) for p in parts)
         if isinstance(node, A.INot):
-            inner = self.item(node.item, key)
+            inner = self.item(node.item, key, extractor)
             return lambda env, it, text, k: not inner(env, it, text, k)
         if isinstance(node, A.IMatches):
             pattern = compile_regex(node.regex)
@@ -370,7 +371,23 @@ class Builder:
             return lambda env, it, text, k: compare(cmp_op, as_decimal(it.value), operand(env))
         if isinstance(node, A.IAdjacent):
             return self.adjacent(node.side, node.target, node.within, key)
+        if isinstance(node, A.IFound):
+            return self.found(node.ground, extractor)
         raise TypeError(f"not an item predicate: {node!r}")
+
+    def found(self, ground: A.Path, extractor: str) -> ItemTest:
+        """``found in P``: the extractor finds an item of equal value in P's texts (run once
+        per evaluation and text, see ``Env.grounds``)."""
+        where, value = ground.dotted(), self.raw(ground)
+        cache_key = (extractor, where)
+
+        def found(env: Env, it: Item, text: str, k: str) -> bool:
+            grounds = env.cached_grounds.get(cache_key)
+            if grounds is None:
+                grounds = env.grounds(extractor, where, value(env))
+            return grounds.has(it)
+
+        return found
 
     def adjacent(self, side: str, target: A.Target, within: int | None, key: str) -> ItemTest:
         """Is the target found right after / right before / around the item?

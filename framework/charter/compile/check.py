@@ -15,7 +15,9 @@ from charter.registry import Registry
 
 RULE_SUBJECTS = ("output", "input", "context", "goal", "skill", "memory")
 # words that start an item check: seen as a subject when parentheses are missing
-_ITEM_WORDS = frozenset({"decimals", "value", "has", "matches", "followed", "preceded", "near"})
+_ITEM_WORDS = frozenset(
+    {"decimals", "value", "has", "matches", "followed", "preceded", "near", "found"}
+)
 Locate = Callable[[A.Span], Location]
 
 
@@ -188,7 +190,7 @@ class Checker:
         elif isinstance(node, A.Quantified):
             self.subject(node.subject)
             ext = self.extractor(node.extractor)
-            self.item(node.pred, ext, node.extractor.text)
+            self.item(node.pred, ext, node.extractor.text, node.subject)
         elif isinstance(node, A.Compare):
             self.compare(node)
         elif isinstance(node, A.Member):
@@ -222,12 +224,14 @@ class Checker:
         else:
             self.terms(target)
 
-    def item(self, node: A.ItemPred, ext: Extractor | None, ext_name: str) -> None:
+    def item(self, node: A.ItemPred, ext: Extractor | None, ext_name: str, subject: A.Path) -> None:
         if isinstance(node, A.IAnd | A.IOr):
             for i in node.items:
-                self.item(i, ext, ext_name)
+                self.item(i, ext, ext_name, subject)
         elif isinstance(node, A.INot):
-            self.item(node.item, ext, ext_name)
+            self.item(node.item, ext, ext_name, subject)
+        elif isinstance(node, A.IFound):
+            self.found(node, ext_name, subject)
         elif isinstance(node, A.IMatches):
             self.regex(node.regex)
         elif isinstance(node, A.IAdjacent):
@@ -259,6 +263,27 @@ class Checker:
                 t = self.value(node.operand)
                 if t not in ("number", "any"):
                     self._err("CH106", f"cannot compare a number with a {t}", node.operand.span)
+
+    def found(self, node: A.IFound, ext_name: str, subject: A.Path) -> None:
+        """``found in P``: P is a subject; looking in the items' own text proves nothing."""
+        if not self.subject(node.ground) or node.ground != subject:
+            return
+        where = subject.dotted()
+        if where in ("output", "input"):
+            hint = (
+                f"to require one, write some {ext_name} in {where}; to require a phrase, "
+                f'write {where} contains "..."; to ground the items, name where they come '
+                "from: found in context.<path>"
+            )
+        else:
+            hint = "name the texts the items must come from: found in context.<path>"
+        self._err(
+            "CH106",
+            f"'found in {where}' looks in the text the {ext_name} items come from, "
+            "so every item is found",
+            node.ground.span,
+            hint,
+        )
 
     def call(self, node: A.Call) -> None:
         pred = self.registry.predicates.get(node.name.text)

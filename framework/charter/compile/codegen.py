@@ -121,7 +121,8 @@ class _Gen:
         its = self.items(node.extractor.text, key, tx, out, ind)
         it = self.fresh("it")
         prelude: list[str] = []
-        cond = self.item(node.pred, it, key, tx, prelude, ind + "    ")
+        name = node.extractor.text
+        cond = self.item(node.pred, it, key, tx, name, prelude, ind + "    ")
         # every / no: true unless an item decides otherwise; some: false unless one does
         empty = node.quant != "some"
         out.append(f"{ind}{t} = {empty}")
@@ -136,13 +137,32 @@ class _Gen:
     # ---- item predicates: one expression over the item ------------------------------------------
 
     def item(
-        self, node: A.ItemPred, it: str, key: str, tx: str, prelude: list[str], ind: str
+        self,
+        node: A.ItemPred,
+        it: str,
+        key: str,
+        tx: str,
+        ext: str,
+        prelude: list[str],
+        ind: str,
     ) -> str:
+        """An expression over the item ``it`` of extractor ``ext``; what it needs computed once
+        per evaluation (a twin's values, a ground's items) goes into ``prelude``."""
         if isinstance(node, A.IAnd | A.IOr):
             op = " and " if isinstance(node, A.IAnd) else " or "
-            return "(" + op.join(self.item(i, it, key, tx, prelude, ind) for i in node.items) + ")"
+            parts = (self.item(i, it, key, tx, ext, prelude, ind) for i in node.items)
+            return "(" + op.join(parts) + ")"
         if isinstance(node, A.INot):
-            return f"(not {self.item(node.item, it, key, tx, prelude, ind)})"
+            return f"(not {self.item(node.item, it, key, tx, ext, prelude, ind)})"
+        if isinstance(node, A.IFound):
+            grounds = self.fresh("g")
+            where = node.ground.dotted()
+            k = self.bind((ext, where))
+            value = self.bind(self.b.raw(node.ground), "_s")
+            prelude.append(f"{ind}{grounds} = env.cached_grounds.get({k})")
+            prelude.append(f"{ind}if {grounds} is None:")
+            prelude.append(f"{ind}    {grounds} = env.grounds({ext!r}, {where!r}, {value}(env))")
+            return f"{grounds}.has({it})"
         if isinstance(node, A.ITwin):
             values = self.fresh("vals")
             k = self.bind((node.extractor.text, key))
@@ -165,7 +185,7 @@ class _Gen:
         if isinstance(node, A.IMatches):
             pattern = self.bind(compile_regex(node.regex), "_re")
             return f"({pattern}.search({it}.text) is not None)"
-        fn = self.bind(self.b.item(node, key), "_i")  # value comparisons, adjacency
+        fn = self.bind(self.b.item(node, key, ext), "_i")  # value comparisons, adjacency
         return f"{fn}(env, {it}, {tx}, {key!r})"
 
 

@@ -1,24 +1,49 @@
 """Per-text evaluation state: the texts, the context, and what has been computed once.
 
 One ``Env`` per checked text. The literal scan and each extractor run at most once per subject
-and are shared by every rule that needs them.
+(and per ``found in`` text) and are shared by every rule that needs them.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from charter.compile.literals import Hits, LiteralTable
+from charter.compile.primitives import ground_texts, item_key
 from charter.protocols import Extractor, Item, as_decimal
 
 SubjectKey = str  # "output", "input" or a dotted context path
 
 
+@dataclass(frozen=True, slots=True)
+class Grounds:
+    """What one extractor found in the texts of a ``found in`` path, as ``item_key`` gives it."""
+
+    keys: frozenset[Any] = frozenset()
+    loose: tuple[Any, ...] = ()  # keys that cannot be hashed, compared one by one
+
+    def has(self, item: Item) -> bool:
+        """Whether an item of equal value and unit was found."""
+        key = item_key(item)
+        if key is None:
+            return False
+        try:
+            if key in self.keys:
+                return True
+        except TypeError:  # an unhashable value: only the loose keys can equal it
+            pass
+        return bool(self.loose) and key in self.loose
+
+
 class Env:
     __slots__ = (
+        "_ground_keys",
         "_hits",
+        "cached_grounds",
         "cached_items",
         "cached_values",
         "collect",
@@ -48,6 +73,9 @@ class Env:
         # read directly by the closures on the hot path; fill through items() / values()
         self.cached_items: dict[tuple[str, SubjectKey], tuple[Item, ...]] = {}
         self.cached_values: dict[tuple[str, SubjectKey], frozenset[Decimal]] = {}
+        # `found in`: per (extractor, ground path), and per (extractor, ground text) below it
+        self.cached_grounds: dict[tuple[str, SubjectKey], Grounds] = {}
+        self._ground_keys: dict[tuple[str, str], tuple[Any, ...]] = {}
         # evidence of a failing rule, gathered only when explaining a failure
         self.collect = False
         self.spans: list[tuple[int, int]] = []
@@ -73,6 +101,33 @@ class Env:
             found = self.cached_values[(extractor, key)] = frozenset(
                 v for v in vals if v is not None
             )
+        return found
+
+    def grounds(self, extractor: str, key: SubjectKey, value: Any) -> Grounds:
+        """The items ``extractor`` finds in the texts of ``value``, the value at the ``found in``
+        path ``key``: a string, or strings inside lists and mapping values; None has none.
+
+        Each text is read in NFKC, so that full-width digits and signs (``１２．５％``, ``￥``)
+        ground their ASCII spellings; the extractor runs once per text and extractor."""
+        found = self.cached_grounds.get((extractor, key))
+        if found is None:
+            keys: set[Any] = set()
+            loose: list[Any] = []
+            for text in dict.fromkeys(ground_texts(value)):
+                for k in self._keys_of(extractor, text):
+                    try:
+                        keys.add(k)
+                    except TypeError:
+                        loose.append(k)
+            found = self.cached_grounds[(extractor, key)] = Grounds(frozenset(keys), tuple(loose))
+        return found
+
+    def _keys_of(self, extractor: str, text: str) -> tuple[Any, ...]:
+        found = self._ground_keys.get((extractor, text))
+        if found is None:
+            items = self.extractors[extractor].extract(unicodedata.normalize("NFKC", text))
+            keys = (item_key(i) for i in items)
+            found = self._ground_keys[(extractor, text)] = tuple(k for k in keys if k is not None)
         return found
 
     def start_explaining(self) -> None:

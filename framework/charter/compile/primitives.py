@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import operator
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any
 
 import regex
 
 from charter.dsl import ast as A
-from charter.protocols import as_decimal
+from charter.protocols import Item, as_decimal
 
 _CMP: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq,
@@ -108,4 +110,55 @@ def literals_of(node: object) -> set[str]:
             out.update(n.terms.values)
         elif isinstance(n, A.IAdjacent | A.Near) and isinstance(n.target, A.Terms):
             out.update(n.target.values)
+    return out
+
+
+# ---- found in -------------------------------------------------------------------------------
+
+
+def comparable(value: Any) -> Any:
+    """An item value as ``found in`` compares it: numbers as Decimals (``12345.60`` equals
+    ``12345.6``), strings in NFKC (full-width ``１２３`` equals ``123``), tuples, lists and
+    dataclasses field by field; anything else (a date) as it is. A NaN is equal to nothing."""
+    if isinstance(value, str):
+        return value if value.isascii() else unicodedata.normalize("NFKC", value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float | Decimal):
+        number = as_decimal(value)
+        return object() if number is None or number.is_nan() else number
+    if isinstance(value, tuple | list):
+        return tuple(comparable(v) for v in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = dataclasses.fields(value)
+        return (type(value), *(comparable(getattr(value, f.name)) for f in fields if f.compare))
+    return value
+
+
+def item_key(item: Item) -> tuple[Any, Any] | None:
+    """What makes two items equal for ``found in``: the unit and the value; None when the item
+    has no value, which is never found."""
+    if item.value is None:
+        return None
+    value = item.value
+    unit = item.unit
+    if type(value) is not Decimal or value.is_nan():  # Decimals, the common case, as they are
+        value = comparable(value)
+    return (unit if unit is None or unit.isascii() else unicodedata.normalize("NFKC", unit), value)
+
+
+def ground_texts(value: Any) -> list[str]:
+    """The strings of a ``found in`` path's value: the value itself, or the strings inside its
+    lists and mapping values, recursively, in order. Numbers and other values are no text."""
+    out: list[str] = []
+    seen: set[int] = set()  # a list that contains itself is read once
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.append(v)
+        elif isinstance(v, Mapping | list | tuple | set | frozenset) and id(v) not in seen:
+            seen.add(id(v))
+            inner = list(v.values()) if isinstance(v, Mapping) else list(v)
+            stack.extend(reversed(inner))
     return out

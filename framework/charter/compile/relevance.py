@@ -70,6 +70,9 @@ def info(node: A.Expr) -> Info:
     if isinstance(node, A.Quantified):
         if not _on_output(node.subject):
             return None
+        # the item check runs only on items: one that reads the context or another text
+        # (`value <= goal.slots.budget`, `found in skill.results`) cannot change the value
+        # of a quantifier over no items, so the extractor alone is the source
         return node.quant != "some", Sources(extractors=frozenset({node.extractor.text}))
     if isinstance(node, A.Compare):
         return _count_compare(node)

@@ -152,6 +152,15 @@ class IAdjacent:
 
 
 @dataclass(frozen=True, slots=True)
+class IFound:
+    """``found in P``: the quantifier's extractor, run on the text(s) at ``P``, finds an item
+    of equal value (and unit) there."""
+
+    ground: Path
+    span: Span = _span()
+
+
+@dataclass(frozen=True, slots=True)
 class IAnd:
     items: tuple[ItemPred, ...]
     span: Span = _span()
@@ -169,7 +178,9 @@ class INot:
     span: Span = _span()
 
 
-ItemPred: TypeAlias = IMatches | ITwin | IUnit | IDecimals | IValue | IAdjacent | IAnd | IOr | INot
+ItemPred: TypeAlias = (
+    IMatches | ITwin | IUnit | IDecimals | IValue | IAdjacent | IFound | IAnd | IOr | INot
+)
 
 
 # ---- expressions ------------------------------------------------------------------------------

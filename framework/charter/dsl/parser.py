@@ -51,6 +51,7 @@ _KEYWORDS = {
     "_UNIT": "unit",
     "_DECIMALS": "decimals",
     "_VALUE": "value",
+    "_FOUND": "found",
     "_LEN": "len",
     "_COUNT": "count",
     "_TRUE": "true",
@@ -84,6 +85,22 @@ def _describe_expected(expected: set[str]) -> list[str]:
     return [f"'{k}'" for k in keywords] + others
 
 
+# `found in` just before the bad token; with `and` / `or` in front, it was meant as an item check
+_FOUND_IN = re.compile(r"(?<![\w.])(?:(and|or)\s+)?found\s+in\s*$")
+
+
+def _found_in_hint(before: str) -> str:
+    m = _FOUND_IN.search(before)
+    if m is None:
+        return ""
+    if m.group(1):
+        return (
+            "a compound item check needs parentheses: "
+            'every money in output (has unit "元" and found in context.prices)'
+        )
+    return "'found in' takes a path to the texts to look in: found in context.prices"
+
+
 def _syntax_error(text: str, exc: lark.exceptions.UnexpectedInput) -> DSLSyntaxError:
     if isinstance(exc, lark.exceptions.UnexpectedToken):
         tok = exc.token
@@ -95,7 +112,7 @@ def _syntax_error(text: str, exc: lark.exceptions.UnexpectedInput) -> DSLSyntaxE
                 "unexpected end of expression",
                 pos,
                 pos + 1,
-                "expected " + ", ".join(_describe_expected(expected)),
+                _found_in_hint(text[:pos]) or "expected " + ", ".join(_describe_expected(expected)),
             )
         start = tok.start_pos if tok.start_pos is not None else 0
         end = tok.end_pos if tok.end_pos is not None else start + 1
@@ -113,6 +130,7 @@ def _syntax_error(text: str, exc: lark.exceptions.UnexpectedInput) -> DSLSyntaxE
             hint = did_you_mean(str(tok.value), kw) if kw else ""
         if not hint or not hint.startswith("did you mean"):
             hint = "expected " + ", ".join(_describe_expected(expected))
+        hint = _found_in_hint(text[:start]) or hint
         return DSLSyntaxError(f"unexpected '{tok.value}'", start, end, hint)
     if isinstance(exc, lark.exceptions.UnexpectedCharacters):
         pos = exc.pos_in_stream or 0
@@ -271,6 +289,9 @@ class _ToAST(Transformer[Token, Any]):
 
     def item_near(self, meta: Any, c: list[Any]) -> A.IAdjacent:
         return A.IAdjacent("near", c[0], c[1], span=self._sp(meta))
+
+    def item_found(self, meta: Any, c: list[Any]) -> A.IFound:
+        return A.IFound(c[0], span=self._sp(meta))
 
     def item_and(self, meta: Any, c: list[Any]) -> A.IAnd:
         items = (c[0].items if isinstance(c[0], A.IAnd) else (c[0],)) + (c[1],)

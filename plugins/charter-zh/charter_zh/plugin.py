@@ -1,10 +1,13 @@
-"""The ``zh`` plugin: fourteen Chinese extractors, one predicate and five PII recognizers.
+"""The ``zh`` plugin: fourteen Chinese extractors, one predicate, five PII recognizers and
+seven formatters.
 
 ``charter_register_extractors`` returns ``EXTRACTORS``; ``charter_register_predicates`` the
 hallucination interceptor's ``backed_by_memory`` (``charter_zh.claims``);
 ``charter_register_pii_recognizers``
 returns ``PII_RECOGNIZERS`` (``charter_zh.pii``: ID numbers, bank cards, phones, e-mail
-addresses, street addresses). Both are built once at import (regexes compiled, drug lexicon
+addresses, street addresses); ``charter_register_formatters`` the response-template formatters
+``money``, ``money_upper``, ``amount``, ``yuan``, ``percent``, ``date`` and ``when``
+(``charter_zh.formatters``). All are built once at import (regexes compiled, drug lexicon
 loaded into its automaton), so the hooks are cheap and return the same instances on every call.
 The one large table, China's administrative divisions for ``address``, is read on the first
 ``extract`` that needs it, not at import.
@@ -16,11 +19,12 @@ from collections.abc import Sequence
 
 from charter.extensions import PiiRecognizer
 from charter.hookspecs import hookimpl
-from charter.protocols import Extractor, Predicate
+from charter.protocols import Extractor, Formatter, Predicate
 from charter_zh.address import AddressExtractor
 from charter_zh.bank_card import BankCardExtractor
 from charter_zh.claims import BackedByMemory, UserClaimExtractor
 from charter_zh.dates import DateExtractor
+from charter_zh.formatters import FORMATTERS
 from charter_zh.id_card import IdCardExtractor
 from charter_zh.lexicon import DrugExtractor
 from charter_zh.money import MoneyExtractor
@@ -66,3 +70,8 @@ def charter_register_predicates() -> Sequence[Predicate]:
 @hookimpl
 def charter_register_pii_recognizers() -> Sequence[PiiRecognizer]:
     return list(PII_RECOGNIZERS)
+
+
+@hookimpl
+def charter_register_formatters() -> Sequence[Formatter]:
+    return list(FORMATTERS)

@@ -121,6 +121,13 @@ def _check_repairs(objs: list[Any]) -> None:
     assert objs[0].apply((), rin) == "卡号" + "*" * 16
 
 
+def _check_formatters(objs: list[Any]) -> None:
+    (masked,) = objs
+    assert masked.format("13812345678") == "138****5678"
+    assert masked.format("0571-88886666") is None
+    assert masked.format(13812345678) is None
+
+
 def _check_skills(objs: list[Any]) -> None:
     assert objs[0]({"order_id": "AC-20240001"}) == {"order_id": "AC-20240001", "status": "已发货"}
 
@@ -156,6 +163,7 @@ CHECKS: dict[str, Callable[[list[Any]], None]] = {
     "charter_register_extractors": _check_extractors,
     "charter_register_predicates": _check_predicates,
     "charter_register_repairs": _check_repairs,
+    "charter_register_formatters": _check_formatters,
     "charter_register_skills": _check_skills,
     "charter_register_packs": _check_packs,
     "charter_register_llm_backends": _check_llm,
@@ -167,6 +175,7 @@ FIELDS = {
     "charter_register_extractors": "extractors",
     "charter_register_predicates": "predicates",
     "charter_register_repairs": "repairs",
+    "charter_register_formatters": "formatters",
     "charter_register_skills": "skills",
     "charter_register_packs": "packs",
     "charter_register_llm_backends": "llm_backends",

@@ -5,17 +5,21 @@ plugins that implement it, including those that take fewer parameters than the h
 from __future__ import annotations
 
 import re
+import types
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from charter.compile.api import compile_path
 from charter.events import Fallback, GoalTransition, MemoryWrite, Reflection, ReflectionAlert
 from charter.extensions import Completion, Message, PackRef, PiiMatch, redact
 from charter.hookspecs import hookimpl
 from charter.plugins import PluginHost, make_plugin_manager
-from charter.protocols import Item, RepairArg, RepairInput
+from charter.protocols import Formatter, Item, RepairArg, RepairInput
 from charter.reflect.engine import Engine
 from charter.registry import Registry
 from charter.settings import PluginSettings
@@ -126,6 +130,83 @@ def test_hook_charter_register_repairs(tmp_path: Path) -> None:
 """
     result = engine(host_of(P()).registry, tmp_path, rules).check("卡号6222021234567890。")
     assert (result.verdict, result.fixed_text) == ("fixed", "卡号****************。")
+
+
+class Masked:
+    name = "masked_card"
+
+    def format(self, value: Any) -> str | None:
+        if not isinstance(value, str) or re.fullmatch(r"\d{16}", value) is None:
+            return None
+        return "尾号" + value[-4:]
+
+
+def test_hook_charter_register_formatters() -> None:
+    class P:
+        @hookimpl
+        def charter_register_formatters(self) -> Sequence[Any]:
+            return [Masked()]
+
+    host = host_of(P())
+    assert host.infos["p"].hooks == {"charter_register_formatters": ["masked_card"]}
+    formatters = host.registry.formatters
+    assert list(formatters) == ["join", "count", "masked_card"]  # the built-ins come first
+    assert isinstance(formatters["masked_card"], Formatter)
+    assert formatters["masked_card"].format("6222021234567890") == "尾号7890"
+    assert formatters["masked_card"].format(6222021234567890) is None
+    # templates are checked against the formatters at compile time: cached packs go stale
+    without = replace(
+        host.registry, formatters={k: v for k, v in formatters.items() if k != "masked_card"}
+    )
+    assert without.fingerprint() != host.registry.fingerprint()
+
+
+@pytest.mark.parametrize(
+    ("obj", "what"),
+    [(object(), "object"), (types.SimpleNamespace(name="x"), "SimpleNamespace")],
+)
+def test_a_formatter_without_format_is_ch203(obj: Any, what: str) -> None:
+    class P:
+        @hookimpl
+        def charter_register_formatters(self) -> Sequence[Any]:
+            return [obj, Masked()]
+
+    pm, _ = make_plugin_manager(settings=PluginSettings(autoload=False))
+    pm.distributions["p"] = ("charter-p", "1.0")
+    pm.register(P(), name="p")
+    host = PluginHost(pm, PluginSettings())
+    assert [(d.code, d.message, d.hint) for d in host.diagnostics] == [
+        (
+            "CH203",
+            f"plugin 'p' (charter-p 1.0) returned a {what} from charter_register_formatters, "
+            "which is not a formatter",
+            "a formatter has name and format(value) (charter.protocols.Formatter)",
+        )
+    ]
+    assert "masked_card" in host.registry.formatters and "x" not in host.registry.formatters
+
+
+def test_builtin_formatters() -> None:
+    pm, _ = make_plugin_manager(settings=PluginSettings(autoload=False))
+    formatters = PluginHost(pm, PluginSettings()).registry.formatters
+    join, count = formatters["join"], formatters["count"]
+    assert [
+        join.format(v) for v in (["苹果", "香蕉", "橙子"], ("A",), "单件", [], [1, 2], None)
+    ] == [
+        "苹果、香蕉、橙子",
+        "A",
+        "单件",
+        None,
+        None,
+        None,
+    ]
+    assert [count.format(v) for v in ([1, 2, 3], (), "abc", {"a": 1}, 3)] == [
+        "3",
+        "0",
+        None,
+        None,
+        None,
+    ]
 
 
 def test_hook_charter_register_skills() -> None:

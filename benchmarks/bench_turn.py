@@ -1,16 +1,24 @@
-"""What does Charter cost around the model? One run prints:
+"""What does Charter cost around the model, and how often does it need the model? One run
+prints:
 
-* framework overhead per turn: ``Agent.turn`` on the ecommerce pack with the scripted
-  backend (it answers at once, so the whole time is Charter's: planning and the goal store,
-  recall, the order_lookup skill through its guard, prompt assembly, the rules, memory
-  writes, goal transitions, the trace), on a SQLite file in WAL mode; the turns cycle through
-  a realistic mix (a question that needs a slot, the slot, a logistics question, thanks) for
-  many users. Target: median ≤ 5 ms.
+* framework overhead per turn: ``Agent.turn`` on the ecommerce pack with the scripted backend,
+  on a SQLite file in WAL mode, a warm agent; the turns cycle through a realistic mix (a
+  question that needs a slot, the slot, a logistics question, thanks) for many users. The pack
+  is ``mode: strict``, so since issue 14 none of these turns asks the model: each reply is
+  composed from templates, and the whole time is Charter's (planning and the goal store,
+  recall, the order_lookup skill through its guard, composing, the rules, memory writes, goal
+  transitions, the trace). The model calls are counted and printed to show it. Target: median
+  ≤ 5 ms (unchanged: it was Charter's own time per turn before and still is).
+* per pack (finance, ecommerce, medical), the share of the conversation tests' turns answered
+  without generation, the tickets, and the median time of such a template-answered turn, today
+  against the code before issue 14 in the same run (``bench_replies``; ``--baseline-ref``
+  picks the commit). Targets: 100 % without generation for a strict pack (a model call of the
+  fill step counts as a generation), median ≤ 20 ms.
 * generation speed through the llama.cpp backend against bare llama-cpp-python on the same
   prompt and settings (``bench_llm.generation_speed``), when the plugin is installed. Target:
   ratio ≥ 0.9.
 
-    python benchmarks/bench_turn.py [--quick] [--check] [--json FILE]
+    python benchmarks/bench_turn.py [--quick] [--check] [--json FILE] [--baseline-ref REF]
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from bench_replies import BASELINE_REF
+from bench_replies import measure as measure_replies
+
 from charter.agent import Agent
 from charter.llm.scripted import ScriptedLLM
 
@@ -39,6 +50,7 @@ CONVERSATION = (
     "订单DD202405010001的快递到哪了？",
     "好的，谢谢",
 )
+# what the model would say, were it asked (a strict pack does not ask it)
 ANSWER = "您的订单DD202405010001已发货，由顺丰速运配送，目前运输中。"
 
 
@@ -46,9 +58,10 @@ def turn_overhead(users: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="charter-bench-turn-") as tmp:
         db = Path(tmp) / "charter.db"
         db.touch()
+        llm = ScriptedLLM(default=ANSWER)
         agent = Agent.from_pack(
             "ecommerce",
-            llm=ScriptedLLM(default=ANSWER),
+            llm=llm,
             database_url=f"sqlite:///{db}",
             memory_key=KEY,
         )
@@ -57,6 +70,7 @@ def turn_overhead(users: int) -> dict[str, Any]:
                 agent.turn("warm", "w", text)
             times: list[int] = []
             verdicts: dict[str, int] = {}
+            calls = len(llm.calls)
             gc.disable()
             try:
                 for u in range(users):
@@ -67,6 +81,7 @@ def turn_overhead(users: int) -> dict[str, Any]:
                         verdicts[reply.verdict] = verdicts.get(reply.verdict, 0) + 1
             finally:
                 gc.enable()
+            calls = len(llm.calls) - calls
         finally:
             agent.close()
     ms = sorted(t / 1e6 for t in times)
@@ -75,6 +90,7 @@ def turn_overhead(users: int) -> dict[str, Any]:
         "p50_ms": round(statistics.median(ms), 3),
         "p90_ms": round(statistics.quantiles(ms, n=10)[8], 3),
         "verdicts": dict(sorted(verdicts.items())),
+        "model_calls": calls,
     }
 
 
@@ -83,6 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few turns (smoke test)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--json", type=Path, metavar="FILE", help="write the figures as JSON")
+    parser.add_argument(
+        "--baseline-ref",
+        default=BASELINE_REF,
+        metavar="REF",
+        help=f"the commit the replies are compared with (default {BASELINE_REF})",
+    )
     args = parser.parse_args(argv)
     turn = turn_overhead(5 if args.quick else 100)
     print(
@@ -92,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  {'Agent.turn, framework only':<34}{'p50 ms':>9}{'p90 ms':>9}")
     print(f"  {'':<34}{turn['p50_ms']:>9.2f}{turn['p90_ms']:>9.2f}")
     print(f"  verdicts: {', '.join(f'{k} {v}' for k, v in turn['verdicts'].items())}")
+    print(f"  model calls: {turn['model_calls']}")
     targets = [
         (
             f"framework overhead per turn {turn['p50_ms']:.2f} ms <= {TARGET_TURN_MS:g} ms",
@@ -99,6 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     ]
     figures: dict[str, Any] = {"turn": turn}
+    replies = measure_replies(args.quick, args.baseline_ref)
+    print()
+    for line in replies.lines:
+        print(line)
+    targets += replies.targets
+    figures["replies"] = replies.figures
     try:
         from bench_llm import generation_speed
     except ImportError:

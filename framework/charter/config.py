@@ -27,6 +27,7 @@ the file, the environment; an empty variable counts as unset.
     max_retries = 2
     self_reflection = false
     trace = true
+    mode = ""                           # strict, assisted, rephrase; empty: each pack's own
     [serve]
     host = "127.0.0.1"
     port = 8000
@@ -122,6 +123,8 @@ class AgentConfig:
     max_retries: int = 2
     self_reflection: bool = False
     trace: bool = True
+    # strict, assisted or rephrase for every pack (ARCHITECTURE §5a); empty: each pack's own
+    mode: str = ""
 
 
 @dataclass(frozen=True)

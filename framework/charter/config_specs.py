@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from charter.compile.response_spec import MODES
 from charter.diagnostics import Location
 
 Problem = tuple[str, str, str]  # code, message, hint
@@ -98,6 +99,18 @@ def nonempty(subject: str, value: str) -> Problem | None:
     return None if value.strip() else ("CH403", f"{subject} must not be empty", "")
 
 
+def _one_of(choices: tuple[str, ...], hint: str) -> Check:
+    """One of ``choices``, or empty (the setting left to something else)."""
+
+    def check(subject: str, value: str) -> Problem | None:
+        if not value or value in choices:
+            return None
+        listed = ", ".join(choices)
+        return "CH403", f"{subject} must be one of {listed}, not {_show(value)}", hint
+
+    return check
+
+
 def _between(low: float, high: float | None, code: str = "CH403") -> Check:
     def check(subject: str, value: float) -> Problem | None:
         if value >= low and (high is None or value <= high):
@@ -137,6 +150,8 @@ SPECS: dict[str, dict[str, Spec]] = {
         "max_retries": Spec("int", None, _between(0, None)),
         "self_reflection": Spec("bool"),
         "trace": Spec("bool"),
+        # how replies are composed, for every pack (AgentOptions.mode); empty: each pack's own
+        "mode": Spec("str", None, _one_of(MODES, "leave it empty for each pack's own mode")),
     },
     "serve": {
         "host": Spec("str", None, nonempty),

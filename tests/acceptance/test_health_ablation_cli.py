@@ -2,10 +2,16 @@
 of the three packs in the five configurations of seed 001 §5.4 (base, memory, reflection,
 skills, all) and reports the success rates per pack and overall and the synergy CC.
 
-The success matrix is deterministic (fixed clock, scripted model, a fresh database per
-configuration): every case succeeds exactly in the configurations that have the components it
-needs, so the rates and CC are pinned whole. CC exceeds 1 here: the mixed cases are solved by
-the components together and by none alone (a super-additive, closed-loop result)."""
+Every configuration runs the agent with ``AgentOptions(mode="assisted")``: the shipped packs are
+strict (the model never speaks there), so the ablation measures the components around a model
+that may answer what no template covers, while templates tell what they cover (a skill's
+result, a question). The success matrix is deterministic (fixed clock, scripted model, a fresh
+database per configuration): every case succeeds exactly in the configurations that have the
+components it needs, so the rates and CC are pinned whole. CC exceeds 1 here: the mixed cases
+are solved by the components together and by none alone (a super-additive, closed-loop
+result). The cases that need skills with another component are all ecommerce's: only there
+does one reply hold a skill's result (told by its template) and a model's answer (price
+comparison has no skill and no completed template)."""
 
 from __future__ import annotations
 
@@ -18,16 +24,16 @@ RunCli = Callable[..., Any]
 RATES = """\
 Ablation · 25 cases · 3 pack(s) · seed 001 §5.4
 
-configuration    ecommerce      finance      medical       overall    gain
-──────────────────────────────────────────────────────────────────────────
-base             1/8 12.5%    1/8 12.5%    1/9 11.1%    3/25 12.0%
-memory           2/8 25.0%    2/8 25.0%    2/9 22.2%    6/25 24.0%  +12.0%
-reflection       3/8 37.5%    4/8 50.0%    3/9 33.3%   10/25 40.0%  +28.0%
-skills           2/8 25.0%    2/8 25.0%    2/9 22.2%    6/25 24.0%  +12.0%
-all             8/8 100.0%   8/8 100.0%   9/9 100.0%  25/25 100.0%  +88.0%
+configuration     ecommerce      finance      medical       overall    gain
+───────────────────────────────────────────────────────────────────────────
+base             1/10 10.0%    1/8 12.5%    1/7 14.3%    3/25 12.0%
+memory           2/10 20.0%    2/8 25.0%    2/7 28.6%    6/25 24.0%  +12.0%
+reflection       3/10 30.0%    4/8 50.0%    3/7 42.9%   10/25 40.0%  +28.0%
+skills           2/10 20.0%    2/8 25.0%    2/7 28.6%    6/25 24.0%  +12.0%
+all            10/10 100.0%   8/8 100.0%   7/7 100.0%  25/25 100.0%  +88.0%
 
-CC                    1.75         1.40         2.00          1.69
-band           closed loop  closed loop  closed loop   closed loop
+CC                     2.25         1.40         1.50          1.69
+band            closed loop  closed loop  closed loop   closed loop
 """
 
 # each case: where it succeeded, in the order base, memory, reflection, skills, all
@@ -35,33 +41,33 @@ MATRIX = {
     "ecommerce": {
         "对照：客服时间不需要任何组件": "yyyyy",
         "技能：订单状态要靠 order_lookup 查": "nnnyy",
-        "反思：优惠券要写明有效期": "nnyny",
+        "反思：促销要写明活动时间": "nnyny",
         "反思：“最便宜”换成合规的说法": "nnyny",
-        "记忆：换货记得上次要的颜色": "nynny",
-        "技能＋反思：实付金额补两位小数": "nnnny",
-        "技能＋反思：物流不许“保证”，改用技能结果": "nnnny",
-        "记忆＋反思：记得尺码，运费写两位小数": "nnnny",
+        "记忆：比价时记得上次看过的机型": "nynny",
+        "技能＋反思：查订单顺带比价，不许编价格": "nnnny",
+        "技能＋反思：查物流顺带比价，不许“保证”": "nnnny",
+        "记忆＋反思：记得尺码，金额写两位小数": "nnnny",
+        "记忆＋技能：查订单顺带比价，记得刚看的机型": "nnnny",
+        "记忆＋技能＋反思：查订单比价，不说“最便宜”": "nnnny",
     },
     "finance": {
         "对照：寒暄不需要任何组件": "yyyyy",
-        "记忆：记得用户上次说的风险偏好": "nynny",
+        "记忆：记得用户刚说的风险偏好": "nynny",
         "反思：收益率补上风险提示": "nnyny",
         "反思：“保证收益”被拦下，重试后改口": "nnyny",
-        "反思：转账金额要写出大写": "nnyny",
+        "反思：金额要写出大写": "nnyny",
         "技能：余额要靠 account_balance 查": "nnnyy",
-        "技能＋反思：漏写大写金额，改用技能结果作答": "nnnny",
+        "记忆＋反思：复述记住的金额，补上大写": "nnnny",
         "记忆＋反思：按记住的偏好推荐，补上风险提示": "nnnny",
     },
     "medical": {
-        "对照：门诊时间不需要任何组件": "yyyyy",
+        "对照：道谢不需要任何组件": "yyyyy",
         "技能：挂哪个科要靠分诊技能": "nnnyy",
         "反思：说到药品要附上“请遵医嘱”": "nnyny",
         "反思：不给诊断结论": "nnyny",
-        "记忆：记得上次的体温": "nynny",
-        "技能＋反思：科室和“请遵医嘱”都要有": "nnnny",
-        "记忆＋技能：记得是孩子，科室按分诊": "nnnny",
+        "记忆：记得刚才的体温": "nynny",
         "记忆＋反思：记得是孩子，附上“请遵医嘱”": "nnnny",
-        "记忆＋技能＋反思：孩子、科室、“请遵医嘱”": "nnnny",
+        "记忆＋反思：记得不能用青霉素，附上“请遵医嘱”": "nnnny",
     },
 }
 CONFIGS = ("base", "memory", "reflection", "skills", "all")
@@ -82,18 +88,19 @@ def test_the_json(run_cli: RunCli) -> None:
         p["pack"]: tuple(p["configurations"][c]["passed"] for c in CONFIGS) for p in data["packs"]
     }
     assert passed == {
-        "ecommerce": (1, 2, 3, 2, 8),
+        "ecommerce": (1, 2, 3, 2, 10),
         "finance": (1, 2, 4, 2, 8),
-        "medical": (1, 2, 3, 2, 9),
+        "medical": (1, 2, 3, 2, 7),
     }
     overall = data["overall"]
     assert overall["cases"] == 25
     assert [overall["configurations"][c]["rate"] for c in CONFIGS] == [0.12, 0.24, 0.4, 0.24, 1.0]
-    assert overall["cc"] == {"value": 1.6923, "band": "closed loop", "reason": None}  # 22/13
+    # (25 - 3) / ((6 - 3) + (10 - 3) + (6 - 3)) = 22/13
+    assert overall["cc"] == {"value": 1.6923, "band": "closed loop", "reason": None}
     assert [(p["pack"], p["cc"]["value"], p["cc"]["band"]) for p in data["packs"]] == [
-        ("ecommerce", 1.75, "closed loop"),  # 7/4
-        ("finance", 1.4, "closed loop"),  # 7/5
-        ("medical", 2.0, "closed loop"),  # 8/4
+        ("ecommerce", 2.25, "closed loop"),  # (10 - 1) / (1 + 2 + 1) = 9/4
+        ("finance", 1.4, "closed loop"),  # (8 - 1) / (1 + 3 + 1) = 7/5
+        ("medical", 1.5, "closed loop"),  # (7 - 1) / (1 + 2 + 1) = 6/4
     ]
     matrix: dict[str, dict[str, str]] = {}
     for case in data["cases"]:
@@ -108,6 +115,22 @@ def test_the_json(run_cli: RunCli) -> None:
         "ok": False,
         "reply": "抱歉，我暂时查不到尾号1234的账户余额，请登录手机银行查看。",
         "why": "lacks '12,345.60'",
+    }
+    # without the skill, reflection refuses the model's answers that give no amount (the goal's
+    # deliverable) three times: the plain unanswered reply takes their place
+    assert balance["outcomes"]["reflection"] == {
+        "ok": False,
+        "reply": "抱歉，这个问题我暂时无法回答。目前我可以为您办理账户查询、理财产品咨询、转账、"
+        "季度业绩查询、开票等业务；如需人工服务，请说“转人工”。",
+        "why": "lacks '12,345.60'",
+    }
+    # one reply, two components: the order's result (skills) beside the model's comparison,
+    # whose made-up price only reflection refuses
+    mixed = next(c for c in data["cases"] if c["name"] == "技能＋反思：查订单顺带比价，不许编价格")
+    assert {n: mixed["outcomes"][n]["why"] for n in ("skills", "reflection", "all")} == {
+        "skills": "lacks '4999.00元'; contains '4599'",
+        "reflection": "lacks '398.00元'",
+        "all": None,
     }
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from charter.agent import Agent
+from charter.agent import Agent, AgentOptions
 from charter.learn.log import ReflectionLog
 from charter.llm.scripted import ScriptedLLM
 from tests.cli_run import runner
@@ -42,9 +42,22 @@ class Clock:
         return self.now
 
 
-def open_agent(pack: Path, db: Path, llm: ScriptedLLM, clock: Clock) -> Agent:
+# the finance pack is strict: its replies are templates and the model only reads the slots it
+# may read (the fill step). A calibration table is for a model that answers, so the tests of
+# calibrations run the agent in assisted mode, where the model answers what no intent claims.
+ASSISTED = AgentOptions(mode="assisted")
+
+
+def open_agent(
+    pack: Path, db: Path, llm: ScriptedLLM, clock: Clock, options: AgentOptions | None = None
+) -> Agent:
     return Agent.from_pack(
-        pack, llm=llm, database_url=f"sqlite:///{db}", memory_key=KEY, clock=clock
+        pack,
+        llm=llm,
+        database_url=f"sqlite:///{db}",
+        memory_key=KEY,
+        clock=clock,
+        options=options,
     )
 
 
@@ -70,7 +83,11 @@ def test_a_corrected_misreading_becomes_a_patch_that_needs_no_model(
         first = agent.turn("alice", "s1", "给我去年一季度的财报")
         assert first.skills[0]["args"] == {"quarter": 1, "year": 2024}
         assert first.text.startswith("演示银行2024年第1季度营业收入")
-        assert (first.answered_by, first.verdict) == ("skill_result", "pass")
+        assert (first.answered_by, first.verdict, first.responses) == (
+            "template",
+            "pass",
+            ("quarterly_report.summary",),
+        )
         assert steps(agent, first.trace_id)["fill"]["filled"] == {
             first.goals[0]["id"]: {"year": 2024, "quarter": 1}
         }
@@ -150,7 +167,7 @@ def test_a_corrected_misreading_becomes_a_patch_that_needs_no_model(
         reply = agent.turn("bob", "s9", "帮我查一下去年一季度的财报")
         assert silent.calls == ()
         assert reply.skills[0]["args"] == {"quarter": 1, "year": 2025}
-        assert (reply.text, reply.answered_by, reply.verdict) == (Q1_2025, "skill_result", "pass")
+        assert (reply.text, reply.answered_by, reply.verdict) == (Q1_2025, "template", "pass")
         trace = steps(agent, reply.trace_id)
         assert trace["patches"]["applied"] == [
             {
@@ -184,8 +201,12 @@ def test_a_confused_pair_becomes_a_calibration_table_the_prompt_carries(
     db = tmp_path / "charter.db"
     clock = Clock()
     confused = ScriptedLLM(["市盈率是股价与每股收益之比，反映盈利能力。", "好的，已为您更正。"])
-    with open_agent(pack, db, confused, clock) as agent:
-        agent.turn("alice", "s1", "市净率是什么意思")
+    with open_agent(pack, db, confused, clock, ASSISTED) as agent:
+        misread = agent.turn("alice", "s1", "市净率是什么意思")  # no intent claims it
+        assert (misread.answered_by, misread.text) == (
+            "model",
+            "市盈率是股价与每股收益之比，反映盈利能力。",
+        )
         agent.turn("alice", "s1", "不对，我问的是市净率，不是市盈率")
         (entry,) = agent.parts.log.entries("finance")  # type: ignore[union-attr]
     assert (entry.trigger, entry.hypothesis, entry.correction) == (
@@ -209,8 +230,12 @@ def test_a_confused_pair_becomes_a_calibration_table_the_prompt_carries(
     assert charter("validate", str(pack)).code == 0
 
     answer = ScriptedLLM(["市净率是股价与每股净资产之比，反映账面价值。"])
-    with open_agent(pack, db, answer, clock) as agent:
+    with open_agent(pack, db, answer, clock, ASSISTED) as agent:
         reply = agent.turn("bob", "s2", "市净率怎么看")
+        assert (reply.answered_by, reply.text) == (
+            "model",
+            "市净率是股价与每股净资产之比，反映账面价值。",
+        )
         (call,) = answer.calls
         prompt = "\n".join(m.content for m in call.messages)
         assert (
@@ -245,16 +270,20 @@ def test_a_use_is_counted_only_when_the_patch_changed_the_turn(tmp_path: Path) -
     (pack / "patches").mkdir()
     (pack / "patches" / "hand.yaml").write_text(HAND, encoding="utf-8")
     llm = ScriptedLLM([], default="市净率是股价与每股净资产之比。")
-    with open_agent(pack, tmp_path / "charter.db", llm, Clock()) as agent:
-        # no intent planned: the calibration for every intent goes into the prompt, the one
-        # for quarterly reports does not
+    with open_agent(pack, tmp_path / "charter.db", llm, Clock(), ASSISTED) as agent:
+        # no intent planned: the model answers, and the calibration for every intent goes into
+        # its prompt, the one for quarterly reports does not
         general = agent.turn("u1", "s1", "市净率和净利润有什么关系")
+        assert general.answered_by == "model"
         prompt = "\n".join(m.content for m in llm.calls[-1].messages)
         assert "注意区分市盈率与市净率" in prompt and "净利润是扣除" not in prompt
         assert steps(agent, general.trace_id)["learn"]["patches"] == ["calibration/市盈率-市净率"]
-        # answered from the skill, no prompt: the report's calibration changed nothing
+        # the skill's result told by its template, no prompt: the report's calibration changed
+        # nothing (the mapping filled the year and quarter)
+        calls = len(llm.calls)
         report = agent.turn("u1", "s2", "去年一季度的财报，净利润怎么样")
-        assert report.answered_by == "skill_result"
+        assert (report.answered_by, report.responses) == ("template", ("quarterly_report.summary",))
+        assert len(llm.calls) == calls
         assert steps(agent, report.trace_id)["learn"]["patches"] == [
             "quarterly-report/time/去年一季度"
         ]

@@ -72,7 +72,7 @@ def test_skill_down_the_faq_answers(run_cli: Run, db: str) -> None:
         "  fallback policy_search:",
         "    · negations >= 2 -> handoff_human policy: conditions do not hold",
         f"    · {NO_REGION}: conditions do not hold",
-        "    ✓ unavailable -> degrade_to_faq: FAQ policy-years (0.46)",
+        "    ✓ unavailable -> degrade_to_faq: FAQ policy-years (0.48)",
         "  answer: 目前可检索2020-2023年的国家及省级政策文件；2024年及以后发布的政策暂未收录，"
         "请以政府官网公布的文件为准。",
     ]

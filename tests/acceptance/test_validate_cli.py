@@ -97,6 +97,14 @@ EXPECTED_CODES = {
     "CH347": "learning/patches/001-time.yaml",
     "CH348": "learning-dir/learning.yaml",
     "CH349": "learning/patches/001-time.yaml",
+    "CH350": "responses/responses.yaml",
+    "CH351": "responses/responses.yaml",
+    "CH352": "responses/responses.yaml",
+    "CH353": "responses/responses.yaml",
+    "CH354": "responses/responses.yaml",
+    "CH355": "responses/goals.yaml",
+    "CH356": "responses-rules/responses.yaml",
+    "CH357": "responses-rules/responses.yaml",
 }
 
 

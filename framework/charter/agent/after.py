@@ -11,6 +11,7 @@ from charter.agent.parts import AgentOptions, Parts
 from charter.agent.reply import Reply
 from charter.agent.steps import ID, Planned
 from charter.events import MemoryWrite, Reflection
+from charter.goals.spec import ROOT_INTENT
 from charter.memory.pipeline import Candidate
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
 from charter.traces.model import Trace
@@ -90,48 +91,38 @@ def remember(
     return {"facts": written, "dropped": dropped, "summaries": summaries}
 
 
-def with_questions(reply: Reply, planned: Planned) -> Reply:
-    """A question the planner still has (a slot another goal needs) is asked after the
-    answer, not dropped because one goal could already be answered."""
-    if not planned.questions or reply.answered_by == "planner" or reply.verdict == "escalate":
-        return reply
-    asked = [q for q in planned.questions if q not in reply.text]
-    if not asked:
-        return reply
-    return dataclasses.replace(reply, text=reply.text + "\n" + " ".join(asked))
-
-
 def settle_goals(p: Parts, planned: Planned, reply: Reply) -> list[dict[str, Any]]:
-    """An answer that passed the rules and delivered what the goals need completes them;
-    never a goal whose sub-goals are still open (the root of a split among them)."""
-    delivered = reply.verdict in ("pass", "fixed", "retry") and reply.answered_by in (
-        "model",
-        "template",
-        "skill_result",
-    )
-    if not delivered or reply.reflection is None or not reply.reflection.goal_aligned:
+    """The goals whose result the reply told (a skill's result, a completed template, an
+    accepted model answer that delivered them) complete when the reply passed the rules —
+    never by a reply that was refused, blocked or handed over, and never a goal whose
+    sub-goals are still open."""
+    delivered = list(reply.extra.get("delivered", ()))
+    if reply.verdict not in ("pass", "fixed") or not delivered or not planned.user_id:
         return []
-    tree = (
-        p.goals.tree(planned.active[0].user_id, planned.active[0].session_id)
-        if planned.active
-        else []
-    )
-    open_parents = {g.parent_id for g in tree if g.status in ("pending", "active") and g.parent_id}
+    tree = {g.id: g for g in p.goals.tree(planned.user_id, planned.session_id)}
+    waiting = [gid for gid in delivered if gid in tree and tree[gid].status == "active"]
     moves = []
-    for goal in planned.active:
-        if goal.id in open_parents and any(
-            g.parent_id == goal.id and g.id not in {a.id for a in planned.active}
-            for g in tree
-            if g.status in ("pending", "active")
-        ):
-            continue
-        done = p.goals.complete(
-            goal.id,
-            {"answer": p.pipeline.scrub(reply.text)[:200]},
-            actor="agent",
-            trigger="answer delivered",
-        )
-        moves.append({"goal": goal.id, "to": "completed", "ok": done.ok})
+    while waiting:  # children first: a parent delivered with its last child completes too
+        busy = {g.parent_id for g in tree.values() if g.status in ("pending", "active")}
+        ready = [gid for gid in waiting if gid not in busy]
+        if not ready:
+            break
+        for goal_id in ready:
+            done = p.goals.complete(
+                goal_id,
+                {"answer": p.pipeline.scrub(reply.text)[:200]},
+                actor="agent",
+                trigger="result delivered",
+            )
+            moves.append({"goal": goal_id, "to": "completed", "ok": done.ok})
+            tree[goal_id] = dataclasses.replace(tree[goal_id], status="completed")
+            waiting.remove(goal_id)
+    for root in [g for g in tree.values() if g.intent == ROOT_INTENT and g.status == "active"]:
+        # the root of a split is done when its goals are: the last one delivered now
+        kids = [g for g in tree.values() if g.parent_id == root.id]
+        if moves and kids and all(g.status in ("completed", "aborted") for g in kids):
+            done = p.goals.complete(root.id, {}, actor="agent", trigger="its goals are done")
+            moves.append({"goal": root.id, "to": "completed", "ok": done.ok})
     return moves
 
 

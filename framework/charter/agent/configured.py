@@ -47,6 +47,19 @@ def make_llm(config: Config, registry: Registry, extra: Mapping[str, Any] | None
     return backend.create(options)
 
 
+def agent_options(config: Config) -> AgentOptions:
+    """The ``AgentOptions`` of ``[agent]`` and ``[model]``: retries, generation, tracing,
+    self-reflection, and the composition mode (empty: each pack's own)."""
+    return AgentOptions(
+        max_retries=config.agent.max_retries,
+        max_tokens=config.model.max_tokens,
+        temperature=config.model.temperature,
+        trace=config.agent.trace,
+        self_reflection=config.agent.self_reflection,
+        mode=config.agent.mode or None,
+    )
+
+
 def agent_from_config(
     config: Config,
     *,
@@ -62,13 +75,6 @@ def agent_from_config(
     reg = registry or default_host().registry
     model = llm if llm is not None else make_llm(config, reg)
     key = config.memory.key.reveal() if config.memory.key is not None else None
-    options = AgentOptions(
-        max_retries=config.agent.max_retries,
-        max_tokens=config.model.max_tokens,
-        temperature=config.model.temperature,
-        trace=config.agent.trace,
-        self_reflection=config.agent.self_reflection,
-    )
     return Agent.from_pack(
         domain or config.agent.domain,
         llm=model,
@@ -77,5 +83,5 @@ def agent_from_config(
         memory_key=key,
         registry=reg,
         environ=env,
-        options=options,
+        options=agent_options(config),
     )

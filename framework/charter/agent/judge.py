@@ -1,25 +1,29 @@
 """Reflection on a generated answer, decided by the compiled checkers (seed 000 §3.2): the
-pack's rules (with their deterministic repairs), goal alignment (the active goals'
-deliverables), uncertainty (a memory below the threshold was used: the uncertainty ruleset
-marks it) and the hallucination interceptor (claims about the user's past need a memory).
+built-in model-text checks (every amount, date, identifier and status grounded in what the
+turn gave the model; no echo of the prompt, no repetition, the pack's language, some content:
+``charter.reflect.modeltext``), the pack's rules (with their deterministic repairs), goal
+alignment (the deliverables of the goal it answers), uncertainty (a memory below the threshold
+was used: the uncertainty ruleset marks it) and the hallucination interceptor (claims about the
+user's past need a memory).
 
-Then one of: accept (pass, or fixed by a repair; block gives the pack's safe message);
-retry with the failed rules' messages and the missing deliverables as guidance; when the
-retries run out, a template answer from the skills' results (checked like any answer), or
-escalation to a person with a ticket; an ``escalate`` verdict escalates at once.
+Then one of: accept (pass, or fixed by a repair; block gives the pack's safe message); retry
+with the failed checks' messages and the missing deliverables as guidance; when the retries run
+out the composer's plain ``unanswered`` reply takes the answer's place (no ticket for a weak
+answer); an ``escalate`` verdict of the rules hands the user to a person at once.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from charter.agent.reply import ReflectionRecord, Reply
+from charter.agent.reply import ReflectionRecord
 from charter.goals.alignment import ActiveGoal, Alignment
-from charter.reflect.engine import CheckResult
+from charter.reflect.engine import CheckResult, Finding
+from charter.reflect.modeltext import check_model_text
 
 if TYPE_CHECKING:
     from charter.agent.parts import Parts
@@ -27,11 +31,18 @@ if TYPE_CHECKING:
     from charter.skills.fallback import CallContext
 
 
-def alignment_of(p: Parts, planned: Planned, output: str) -> Alignment:
+def alignment_of(
+    p: Parts, planned: Planned, output: str, only: Sequence[str] | None = None
+) -> Alignment:
+    """The deliverables of the active goals (of ``only`` these, when given) in ``output``."""
     if p.alignment is None or not planned.active:
         return Alignment()
-    goals = [ActiveGoal(g.id, g.intent, planned.slots.get(g.id, {})) for g in planned.active]
-    return p.alignment.check(goals, output)
+    goals = [
+        ActiveGoal(g.id, g.intent, planned.slots.get(g.id, {}))
+        for g in planned.active
+        if only is None or g.id in only
+    ]
+    return p.alignment.check(goals, output) if goals else Alignment()
 
 
 def rule_context(
@@ -61,12 +72,19 @@ class Judged:
     checked: CheckResult
     alignment: Alignment
     uncertain: bool
+    model: tuple[Finding, ...] = ()  # of the built-in model-text checks
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return (*self.model, *self.checked.findings)
 
     @property
     def verdict(self) -> str:
         if not self.checked.text.strip():
             return "retry"  # nothing but the prompt echoed back: no answer at all
         v = self.checked.verdict
+        if v in ("pass", "fixed") and self.model:
+            return "retry"  # ungrounded, an echo, repeated lines, another language
         if v in ("pass", "fixed") and not self.alignment.aligned:
             return "retry"  # the rules pass but a goal is not delivered: ask again
         return v
@@ -77,13 +95,13 @@ class Judged:
 
     @property
     def guidance(self) -> tuple[str, ...]:
-        notes = [f.message for f in self.checked.findings if not f.fixed]
+        notes = [f.message for f in self.findings if not f.fixed]
         if not self.alignment.aligned:
             notes.append("回答必须包含：" + "、".join(d.describe for d in self.alignment.missing))
         return tuple(dict.fromkeys(notes))
 
     def record(self, attempts: int) -> ReflectionRecord:
-        failed = tuple(f.rule_id for f in self.checked.findings if not f.fixed)
+        failed = tuple(f.rule_id for f in self.findings if not f.fixed)
         return ReflectionRecord(
             goal_aligned=self.alignment.aligned,
             constraints_ok=not failed,
@@ -98,8 +116,8 @@ class Judged:
         return {
             "verdict": self.checked.verdict,
             "final_text": self.checked.final_text,
-            "failed": list(self.checked.failed),
-            "findings": [f.as_dict() for f in self.checked.findings],
+            "failed": [*(f.rule_id for f in self.model), *self.checked.failed],
+            "findings": [f.as_dict() for f in self.findings],
             "aligned": self.alignment.aligned,
             "missing": [d.describe for d in self.alignment.missing],
             "lines": list(self.record(0).lines()),
@@ -113,24 +131,11 @@ class Judged:
             return f"retry {attempt} of {max_retries}: " + "；".join(self.guidance)
         return "retries exhausted" if v == "retry" else "escalate"
 
-    def reply(self, attempts: int, recalled: Recalled, called: Sequence[Called]) -> Reply:
-        from charter.agent.steps import outcome_dict
 
-        return Reply(
-            text=self.checked.final_text,
-            verdict=self.checked.verdict,
-            findings=self.checked.findings,
-            reflection=self.record(attempts),
-            memories_used=recalled.ids,
-            attempts=attempts,
-            skills=tuple(outcome_dict(c) for c in called),
-            answered_by="rules" if self.checked.verdict == "block" else "model",
-        )
-
-
-_ECHO = re.compile(
-    r"^\s*(【(用户画像|当前任务|关联记忆|技能结果|近期对话|修改要求)】|请基于以上信息回答).*$"
-)
+# a line that starts with a 【label】 is the prompt's format, echoed or imitated (the bundled base
+# model invents labels: 【回答时】, 【工作要求】, or stops inside one: 【回答时), and so is the
+# prompt's closing line
+_ECHO = re.compile(r"^\s*(【|请基于以上信息回答).*$")
 
 
 def open_ticket(
@@ -154,24 +159,29 @@ def open_ticket(
     return str(ticket.id)
 
 
-def escalation_text(p: Parts, ticket: str) -> str:
-    message = p.pack.messages.get("escalate", "已为您转接人工客服，请稍候。")
-    return f"{message}（工单号 {ticket}）"
-
-
-def escalate_uncertain(p: Parts, reply: Reply, ctx: CallContext) -> Reply:
-    ticket = open_ticket(
-        p, ctx, "uncertain: an answer rests on a low-confidence memory", reply.text
-    )
-    text = f"{reply.text}\n{escalation_text(p, ticket)}"
-    return dataclasses.replace(reply, text=text, verdict="escalate", ticket=ticket)
-
-
 def without_echo(output: str) -> str:
     """A base model often repeats the prompt's labelled lines before (or instead of) its
-    answer: those lines are the prompt, not an answer, and are dropped before judging."""
+    answer, or writes lines in their form: those lines are the prompt, not an answer, and are
+    dropped before judging (a draft of nothing else is empty, and refused)."""
     kept = [line for line in output.splitlines() if not _ECHO.match(line)]
     return "\n".join(kept).strip()
+
+
+def grounds(
+    p: Parts, text: str, recalled: Recalled, called: Sequence[Called], told: Sequence[str]
+) -> list[str]:
+    """What a model answer may take its amounts, dates, identifiers and statuses from: the
+    skills' results, the memories recalled, the user's words, what the reply's templates told
+    this turn, and the pack's own texts."""
+    out = [text, *told, *recalled.fact_texts, *recalled.summaries, *recalled.recent]
+    out += recalled.replies
+    for c in called:
+        if c.status == "ok":
+            out.append(c.outcome.text)
+            if c.outcome.result is not None:
+                out.append(json.dumps(c.outcome.result, ensure_ascii=False))
+    out += [v for v in p.pack.messages.values() if isinstance(v, str)]
+    return out
 
 
 def reflect(
@@ -181,60 +191,23 @@ def reflect(
     planned: Planned,
     recalled: Recalled,
     called: Sequence[Called],
+    *,
+    prompt: Sequence[str] = (),
+    told: Sequence[str] = (),
+    goal: str | None = None,
 ) -> Judged:
+    """``output`` judged as the answer to ``text`` (of ``goal``: its deliverables)."""
     output = without_echo(output)
     ctx = rule_context(p, planned, recalled, called, output)
     checked = p.engine.check(output, text, ctx)
     final = checked.final_text
-    aligned = alignment_of(p, planned, final)
-    return Judged(checked, aligned, recalled.uncertain)
-
-
-def give_up(
-    p: Parts,
-    text: str,
-    judged: Judged,
-    attempts: int,
-    planned: Planned,
-    recalled: Recalled,
-    called: Sequence[Called],
-    ctx: CallContext,
-) -> Reply:
-    """Retries ran out, or the rules said escalate: answer from the skills' results when
-    there are any and the answer passes the rules; else hand the user to a person."""
-    from charter.agent.steps import outcome_dict
-
-    results = [c.outcome.text for c in called if c.status == "ok"]
-    skills = tuple(outcome_dict(c) for c in called)
-    if judged.verdict == "retry" and results:
-        template = "；".join(results)
-        checked = p.engine.check(
-            template, text, rule_context(p, planned, recalled, called, template)
-        )
-        if checked.verdict in ("pass", "fixed"):
-            # the template is judged as an answer of its own: its alignment decides whether
-            # the goals are delivered, the model's failed attempts stay in the findings
-            record = Judged(checked, alignment_of(p, planned, checked.final_text), judged.uncertain)
-            return Reply(
-                text=checked.final_text,
-                verdict="retry",
-                findings=checked.findings,  # of the text sent; the drafts are in the trace
-                reflection=record.record(attempts),
-                memories_used=recalled.ids,
-                attempts=attempts,
-                skills=skills,
-                answered_by="template",
-            )
-    reason = f"{judged.verdict}: " + ("、".join(judged.checked.failed) or "goal not delivered")
-    ticket = open_ticket(p, ctx, reason, judged.checked.text, judged.checked.findings)
-    return Reply(
-        text=escalation_text(p, ticket),
-        verdict="escalate",
-        findings=judged.checked.findings,
-        reflection=judged.record(attempts),
-        memories_used=recalled.ids,
-        ticket=ticket,
-        attempts=attempts,
-        skills=skills,
-        answered_by="escalation",
+    aligned = alignment_of(p, planned, final, [goal] if goal is not None else [])
+    model = check_model_text(
+        final,
+        grounds=grounds(p, text, recalled, called, told),
+        prompt=prompt,
+        locale=p.pack.constants.get("locale", "zh-CN"),
+        extractors=p.registry.extractors,
+        statuses=p.responses.statuses,
     )
+    return Judged(checked, aligned, recalled.uncertain, model)

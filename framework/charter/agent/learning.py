@@ -212,7 +212,7 @@ def seen(p: Parts, text: str, planned: Planned, called: Sequence[Called], reply:
         calls=tuple(calls),
         hypothesis=p.pipeline.scrub(hypothesis),
         intent=planned.active[0].intent if planned.active else None,
-        answered=reply.verdict != "ask" or reply.answered_by != "planner",
+        answered=reply.verdict != "ask",
     )
 
 

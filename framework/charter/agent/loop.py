@@ -1,34 +1,34 @@
-"""The turn loop (ARCHITECTURE §5, §7, §12): ``Agent.turn(user_id, session_id, text)``.
+"""The turn loop (ARCHITECTURE §5, §5a, §7, §12): ``Agent.turn(user_id, session_id, text)``.
 
-    working memory → goals → memory recall (ladder) → skills (guards, fallbacks) →
-    deterministic answer? → prompt (distillation template) → generation → reflection
-    (rules, goal alignment, uncertainty, hallucination interceptor) → repair / retry with the
-    failed rules' guidance / escalate with a ticket / template from skill results →
-    memory writes → goal transitions → hooks → trace
+    working memory → goals (plan) → slots the model reads → memory recall (ladder) →
+    a person asked for? → skills (guards, fallbacks) for the goals the input touched →
+    compose: the turn's events told by the pack's templates → open events answered as the
+    mode allows (strict: plainly; assisted/rephrase: the model, each draft checked and retried
+    with guidance) → the reply checked by the rules (repaired, blocked, escalated) →
+    memory writes → goals whose result was told complete → reflection triggers → trace
 
-Every step is a trace step with its inputs, outputs and decision. The model is asked only
-when nothing deterministic can answer: a missing slot is asked by the planner's question, a
-split awaiting confirmation by the planner's confirmation, a fallback that clarifies or hands
-over answers itself.
+Every step is a trace step with its inputs, outputs and decision. The model is asked only for
+what no template can tell, and only where the pack's mode lets it speak: the shipped packs are
+``strict``, so their turns never generate.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from charter.agent import after, learning, steps
+from charter.agent import after, answer, learning, steps
+from charter.agent.drafts import Drafter
 from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
-from charter.agent.reply import ReflectionRecord, Reply, is_negation
+from charter.agent.reply import Reply, is_negation
 from charter.agent.selfcheck import SelfReflection
 from charter.compile.compiled import CompiledPack
 from charter.extensions import LLM, Embedder
-from charter.learn.apply import NOTHING, Patched
-from charter.learn.triggers import History, mean_entropy
+from charter.learn.apply import NOTHING
+from charter.learn.triggers import History
 from charter.memory import working
 from charter.memory.records import Accessor
 from charter.registry import Registry
@@ -51,6 +51,7 @@ class Agent:
             if self.options.self_reflection
             else None
         )
+        self.drafter = Drafter(parts, self.options, self.max_retries, self.selfcheck)
 
     @classmethod
     def from_pack(
@@ -205,19 +206,74 @@ class Agent:
                 s.outputs.update(recalled.trace())
                 s.decision = f"ladder: {recalled.step}" if opts.memory else "memory off"
             ctx = steps.call_context(p, user_id, session_id, text, negations, recalled, context)
+            handoff = None
+            if p.composer.teller.wants_handoff(text):
+                with rec.step("handoff") as s:
+                    handoff = steps.open_ticket(p, ctx, "handoff: the user asked for a person", "")
+                    s.outputs["ticket"] = handoff
+                    s.decision = "the user asked for a person"
             with rec.step("skills") as s:
-                called = steps.call_skills(p, planned, ctx) if opts.skills else []
+                called = steps.call_skills(p, planned, ctx) if opts.skills and not handoff else []
                 s.inputs["calls"] = [{"skill": c.skill, "args": dict(c.args)} for c in called]
                 s.outputs["outcomes"] = [steps.outcome_dict(c) for c in called]
+                reopened = steps.reopen(p, planned, called)
+                if reopened:
+                    s.outputs["reopened"] = reopened
                 wm.active_context.tool_state = {c.skill: c.status for c in called}
             with rec.step("working_memory") as s:
                 s.outputs.update(wm.as_dict())
-            direct = steps.deterministic(p, planned, called)
-            if direct is not None:
-                reply = self._direct(rec, direct, planned, recalled, called, ctx)
-            else:
-                reply = self._generate(rec, text, planned, recalled, called, ctx, patched)
-            reply = after.with_questions(reply, planned)
+            turn_no = len(p.short_term.turns(user_id, session_id))
+            with rec.step("compose") as s:
+                composed = answer.compose(p, planned, called, handoff, turn_no, text)
+                s.outputs.update(
+                    events=[e.as_dict() for e in composed.events],
+                    responses=list(composed.responses),
+                    open=[e.as_dict() for e in composed.open],
+                )
+                s.decision = (
+                    f"{len(composed.parts)} part(s) from templates, {len(composed.open)} open"
+                )
+            drafts = answer.Drafts()
+            for n in composed.open_positions():
+                event = composed.pieces[n][0]
+                if (opts.mode or p.responses.mode_of(event.intent)) != "strict":
+                    self.drafter.draft(
+                        rec,
+                        n,
+                        event,
+                        drafts,
+                        text,
+                        planned,
+                        recalled,
+                        called,
+                        ctx,
+                        composed,
+                        patched,
+                    )
+            rephrased = None
+            first = planned.active[0].intent if planned.active else None
+            if (opts.mode or p.responses.mode_of(first)) == "rephrase" and not composed.open:
+                rephrased = self.drafter.rephrase(rec, text, composed, planned, recalled, called)
+            with rec.step("answer") as s:
+                reply = answer.finish(
+                    p,
+                    text,
+                    composed,
+                    planned,
+                    recalled,
+                    called,
+                    ctx,
+                    drafts,
+                    turn_no,
+                    check=opts.reflection,
+                    rephrased=rephrased,
+                )
+                s.outputs.update(
+                    verdict=reply.verdict, text=reply.text, responses=list(reply.responses)
+                )
+                s.decision = f"{reply.answered_by}: {reply.verdict}" + (
+                    f", ticket {reply.ticket}" if reply.ticket else ""
+                )
             if opts.memory:
                 with rec.step("memory", {"write": opts.write_memory}) as s:
                     s.outputs.update(
@@ -272,127 +328,6 @@ class Agent:
                 f"{done.get('model_calls', 0)} model call(s)" if done else "nothing for the model"
             )
         return planned
-
-    def _direct(
-        self,
-        rec: TraceRecorder,
-        direct: steps.Direct,
-        planned: steps.Planned,
-        recalled: steps.Recalled,
-        called: Sequence[Any],
-        ctx: Any,
-    ) -> Reply:
-        p = self.parts
-        with rec.step("answer", {"by": direct.by}) as s:
-            checked = p.engine.check(
-                direct.text, "", steps.rule_context(p, planned, recalled, called)
-            )
-            s.outputs.update(verdict=checked.verdict, text=checked.final_text)
-            s.decision = f"deterministic answer ({direct.by}), no generation"
-        record = ReflectionRecord(
-            goal_aligned=True,
-            constraints_ok=checked.verdict in ("pass", "fixed"),
-            uncertain=recalled.uncertain,
-            failed_rules=checked.failed,
-            attempts=0,
-            verdict=checked.verdict,
-        )
-        text, ticket = checked.final_text, direct.ticket
-        if checked.verdict in ("retry", "escalate") and ticket is None:
-            # a text the pack wrote itself breaks a rule: nothing to regenerate, a person
-            # answers (the ticket says which rule)
-            ticket = steps.open_ticket(
-                p, ctx, f"{checked.verdict}: " + "、".join(checked.failed), text
-            )
-            text = steps.escalation_text(p, ticket)
-        if ticket is not None:
-            verdict = "escalate"
-        elif direct.asks and checked.verdict == "pass":
-            verdict = "ask"
-        else:
-            verdict = checked.verdict
-        return Reply(
-            text=text,
-            verdict=verdict,
-            findings=checked.findings,
-            reflection=record,
-            memories_used=recalled.ids,
-            ticket=ticket,
-            skills=tuple(steps.outcome_dict(c) for c in called),
-            answered_by=direct.by,
-        )
-
-    def _generate(
-        self,
-        rec: TraceRecorder,
-        text: str,
-        planned: steps.Planned,
-        recalled: steps.Recalled,
-        called: Sequence[Any],
-        ctx: Any,
-        patched: Patched = NOTHING,
-    ) -> Reply:
-        p = self.parts
-        guidance: tuple[str, ...] = ()
-        attempt = 0
-        while True:
-            attempt += 1
-            with rec.step("prompt", {"attempt": attempt}) as s:
-                prompt = steps.prompt(
-                    p, text, planned, recalled, called, guidance, ctx, patched.notes
-                )
-                s.outputs.update(tokens=prompt.tokens, dropped=prompt.dropped, text=prompt.text)
-            with rec.step("generate", {"attempt": attempt}) as s:
-                done = p.llm.generate(
-                    list(prompt.messages),
-                    max_tokens=self.options.max_tokens,
-                    temperature=self.options.temperature,
-                )
-                entropy = mean_entropy(done)
-                s.outputs.update(text=done.text, tokens=done.tokens, timings=dict(done.timings))
-                if entropy is not None:
-                    s.outputs["entropy"] = round(entropy, 4)
-            if not self.options.reflection:
-                # the ablation's "no reflection": the model's text as it is
-                return Reply(
-                    text=done.text,
-                    verdict="pass",
-                    attempts=attempt,
-                    memories_used=recalled.ids,
-                    skills=tuple(steps.outcome_dict(c) for c in called),
-                )
-            with rec.step("reflect", {"attempt": attempt}) as s:
-                judged = steps.reflect(p, text, done.text, planned, recalled, called)
-                s.outputs.update(judged.trace())
-                s.decision = judged.decision(attempt, self.max_retries)
-            if self.selfcheck is not None:
-                with rec.step("self_reflect", {"attempt": attempt}) as s:
-                    goal = "；".join(g.description for g in planned.active)
-                    record = judged.record(attempt)
-                    own = self.selfcheck.check(
-                        goal, judged.checked.final_text, record, rec.id, ctx.user_id, ctx.session_id
-                    )
-                    s.outputs.update(own.as_dict())
-                    s.decision = "disagrees with the rules" if own.disagrees(record) else "agrees"
-            if judged.accept:
-                reply = judged.reply(attempt, recalled, called)
-                if entropy is not None:
-                    reply = dataclasses.replace(reply, extra={**reply.extra, "entropy": entropy})
-                if recalled.uncertain and reply.verdict in ("pass", "fixed"):
-                    # §5: an answer resting on a memory below the threshold carries the
-                    # marker and goes to a person
-                    with rec.step("escalate", {"why": "uncertain"}) as s:
-                        reply = steps.escalate_uncertain(p, reply, ctx)
-                        s.outputs.update(ticket=reply.ticket)
-                return reply
-            if judged.verdict == "retry" and attempt <= self.max_retries:
-                guidance = judged.guidance
-                continue
-            with rec.step("fallback_answer", {"verdict": judged.verdict}) as s:
-                reply = steps.give_up(p, text, judged, attempt, planned, recalled, called, ctx)
-                s.outputs.update(text=reply.text, ticket=reply.ticket)
-                s.decision = reply.answered_by
-            return reply
 
 
 def _compile(pack: str | Path, registry: Registry) -> CompiledPack:

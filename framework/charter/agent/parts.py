@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from charter.compile.compiled import CompiledPack
+from charter.compile.response_spec import ResponsesSpec, default_spec
+from charter.compile.teller import Teller
+from charter.compose.composer import Composer
 from charter.extensions import LLM, Embedder
 from charter.goals.alignment import AlignmentChecker
 from charter.goals.planner import fill_slots
@@ -62,6 +65,8 @@ class AgentOptions:
     memory: bool = True
     reflection: bool = True
     skills: bool = True
+    # the composition mode for every intent, instead of the pack's (strict, assisted, rephrase)
+    mode: str | None = None
 
 
 @dataclass
@@ -83,6 +88,8 @@ class Parts:
     traces: TraceStore | None
     clock: Clock
     notify: Notify | None
+    responses: ResponsesSpec
+    composer: Composer
     learning: LearningSpec = field(default_factory=LearningSpec)
     log: ReflectionLog | None = None
     matcher: PatchMatcher = field(default_factory=lambda: PatchMatcher(LearningSpec(), {}))
@@ -172,6 +179,14 @@ def build(
         )
         alignment = AlignmentChecker(pack.goals, registry, pack.constants)
     learning = getattr(pack, "learning", None) or LearningSpec()
+    responses = pack.responses or default_spec()
+    composer = Composer(
+        responses,
+        Teller(responses, registry, pack.constants),
+        pack.goals,
+        pack.constants,
+        faq=pack.skills.faq if pack.skills is not None else None,
+    )
     return Parts(
         pack=pack,
         registry=registry,
@@ -193,6 +208,8 @@ def build(
         learning=learning,
         log=ReflectionLog(tickets.engine),
         matcher=PatchMatcher(learning, registry.extractors),
+        responses=responses,
+        composer=composer,
     )
 
 

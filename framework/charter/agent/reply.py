@@ -55,10 +55,12 @@ class ReflectionRecord:
 
 @dataclass(frozen=True)
 class Reply:
-    """``text`` is what the user is told. ``verdict``: pass, fixed (repaired), retry (retries
-    ran out: a template answer from the skill results), escalate (a person takes over: see
-    ``ticket``), block (the pack's safe message), or ask (a deterministic question: a slot is
-    missing, a split needs confirming, a fallback clarifies)."""
+    """``text`` is what the user is told, composed from the pack's templates (``responses``
+    are their ids, in order; ``model`` marks what the model wrote) for the turn's ``events``.
+    ``verdict``: pass, fixed (repaired by the rules), ask (a question and nothing delivered: a
+    slot is missing, a confirmation is asked, a fallback clarifies), escalate (a person takes
+    over: see ``ticket``), block (the pack's safe message). ``answered_by``: template, model
+    (some of it the model's), escalation or rules (blocked). ``attempts``: generations."""
 
     text: str
     verdict: str
@@ -70,10 +72,11 @@ class Reply:
     ticket: str | None = None
     attempts: int = 0
     skills: tuple[Mapping[str, Any], ...] = ()
-    answered_by: str = (
-        "model"  # model, planner, fallback, template, escalation, rules, skill_result
-    )
+    answered_by: str = "template"  # template, model, escalation, rules
+    # delivered: the goals whose result the reply told (they complete); entropy: the model's
     extra: Mapping[str, Any] = field(default_factory=dict)
+    responses: tuple[str, ...] = ()
+    events: tuple[Mapping[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -88,4 +91,6 @@ class Reply:
             "ticket": self.ticket,
             "attempts": self.attempts,
             "skills": [dict(s) for s in self.skills],
+            "responses": list(self.responses),
+            "events": [dict(e) for e in self.events],
         }

@@ -8,18 +8,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from charter.agent.judge import (
-    Judged,
-    escalate_uncertain,
-    escalation_text,
-    give_up,
-    open_ticket,
-    reflect,
-    rule_context,
-)
+from charter.agent.judge import Judged, open_ticket, reflect, rule_context
 from charter.agent.parts import Parts, slot_args
 from charter.agent.prompt import DEFAULT_INTRO, Prompt, PromptParts, assemble
 from charter.agent.reply import is_negation
+from charter.compose import events
 from charter.goals.tables import Goal
 from charter.goals.tracker import Turn
 from charter.memory import narrative_lifecycle
@@ -27,15 +20,7 @@ from charter.memory.records import Accessor, Fact
 from charter.skills.fallback import CallContext
 from charter.skills.runner import SkillOutcome
 
-__all__ = [
-    "Judged",
-    "escalate_uncertain",
-    "escalation_text",
-    "give_up",
-    "open_ticket",
-    "reflect",
-    "rule_context",
-]
+__all__ = ["Judged", "open_ticket", "reflect", "rule_context"]
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{5,}$")
 
 
@@ -81,6 +66,8 @@ class Planned:
     user_id: str = ""
     # goal id -> the slots the model read from this input (the fill step)
     model_read: dict[str, frozenset[str]] = field(default_factory=dict)
+    # the goals the input opened, changed, activated or asked about again, in plan order
+    touched: list[str] = field(default_factory=list)
 
     def trace(self) -> dict[str, Any]:
         plan = self.turn.plan.as_dict() if self.turn is not None else {}
@@ -117,6 +104,7 @@ def plan(
             if isinstance(v, str | int) and ID.match(str(v))
         }
     )
+    touched = events.touched(turn.plan, turn.created)
     made = len(turn.created)
     decision = f"{made} new goal(s), {len(active)} active"
     if turn.questions:
@@ -133,6 +121,7 @@ def plan(
         entities,
         decision,
         user_id,
+        touched=touched,
     )
 
 
@@ -150,6 +139,9 @@ class Recalled:
     min_confidence: float | None = None
     uncertain: bool = False
     recent: list[str] = field(default_factory=list)  # this session's turns, for the claims check
+    # what this session's replies told (a model answer may repeat their amounts and dates; they
+    # are not the user's words, so the claims check does not take them)
+    replies: list[str] = field(default_factory=list)
 
     def trace(self) -> dict[str, Any]:
         return {
@@ -175,18 +167,11 @@ def recall(p: Parts, accessor: Accessor, text: str, planned: Planned) -> Recalle
     got = p.memory.recall(accessor, text, entity_refs=planned.entities, intent=intent)
     facts = list(got.facts)
     conf = min((f.confidence for f in facts), default=None)
-    recent = (
-        [
-            t
-            for turn in p.short_term.turns(accessor.user_id, planned.session_id)
-            for t in (turn.summary, turn.text)
-            if t
-        ]
-        if planned.session_id
-        else []
-    )
+    earlier = p.short_term.turns(accessor.user_id, planned.session_id) if planned.session_id else []
+    recent = [t for turn in earlier for t in (turn.summary, turn.text) if t]
     return Recalled(
         recent=recent,
+        replies=[turn.reply for turn in earlier if turn.reply],
         step=got.step,
         reason=got.reason,
         facts=facts,
@@ -235,12 +220,15 @@ class Called:
 
 
 def call_skills(p: Parts, planned: Planned, ctx: CallContext) -> list[Called]:
-    """Each active goal whose intent names a skill calls it, when the goal's slots give every
-    argument the contract requires (a missing one is the planner's question to ask)."""
+    """Each goal this input touched, active, whose intent names a skill calls it, when the
+    goal's slots give every argument the contract requires (a missing one is the planner's
+    question to ask). A goal the input did not touch is not called again: its result was
+    told when it was."""
     if p.runner is None or p.pack.goals is None:
         return []
     out = []
-    for goal in planned.active:
+    by_id = {g.id: g for g in planned.active}
+    for goal in (by_id[gid] for gid in planned.touched if gid in by_id):
         intent = p.pack.goals.intent(goal.intent)
         binding = intent.skill if intent is not None else None
         if binding is None:
@@ -251,6 +239,33 @@ def call_skills(p: Parts, planned: Planned, ctx: CallContext) -> list[Called]:
             continue
         out.append(Called(goal.id, binding.name, args, p.runner.call(binding.name, args, ctx)))
     return out
+
+
+def reopen(p: Parts, planned: Planned, called: Sequence[Called]) -> list[dict[str, Any]]:
+    """A call refused for its arguments: the goal waits again for the slots those arguments
+    come from (季度只能是第1到第4季度 → the quarter is asked, and 第1季度 answers it)."""
+    moves = []
+    for c in called:
+        failure = c.outcome.failure
+        goal = next((g for g in planned.active if g.id == c.goal_id), None)
+        intent = p.pack.goals.intent(goal.intent) if goal and p.pack.goals else None
+        if intent is None or intent.skill is None:
+            continue
+        if c.status != "invalid" or failure is None:
+            continue
+        refused = {f.strip().split(".", 1)[0] for f in failure.field.split(",") if f.strip()}
+        slots = sorted(
+            name
+            for arg, value in intent.skill.args.items()
+            if arg in refused and isinstance(value, str)
+            for name in re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", value)
+        )
+        if p.tracker is not None and slots:
+            done = p.tracker.reopen(
+                c.goal_id, slots, trigger=f"{c.skill} refused {', '.join(slots)}"
+            )
+            moves.append({"goal": c.goal_id, "slots": slots, "ok": bool(done and done.ok)})
+    return moves
 
 
 def typed(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -281,47 +296,6 @@ def outcome_dict(c: Called) -> dict[str, Any]:
         "fallback": o.fallback.action if o.fallback is not None else None,
         "ticket": o.fallback.ticket if o.fallback is not None else None,
     }
-
-
-# ---- deterministic answers --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Direct:
-    text: str
-    by: str  # planner, fallback, skill (arguments refused), skill_result (answer: true)
-    ticket: str | None = None
-    action: str = ""  # the fallback's action: clarify asks, degrade_to_faq/call/... answer
-
-    @property
-    def asks(self) -> bool:
-        return self.by in ("planner", "skill") or self.action == "clarify"
-
-
-def deterministic(p: Parts, planned: Planned, called: Sequence[Called]) -> Direct | None:
-    """An answer that needs no model: the planner's confirmation or questions, a fallback
-    that answered (FAQ, clarify, handoff, template), arguments the contract refused."""
-    if planned.confirm:
-        return Direct(planned.confirm, "planner")
-    for c in called:
-        fb = c.outcome.fallback
-        if fb is not None and fb.action != "none":
-            return Direct(fb.text, "fallback", fb.ticket, fb.action)
-        if c.outcome.status == "invalid":
-            return Direct(c.outcome.text, "skill")
-    answers = [c for c in called if c.status == "ok" and _answers(p, planned, c)]
-    if answers and len(answers) == len(called) and not planned.questions:
-        return Direct("\n".join(c.outcome.text for c in answers), "skill_result")
-    if planned.questions and not any(c.status == "ok" for c in called):
-        return Direct(" ".join(planned.questions), "planner")
-    return None
-
-
-def _answers(p: Parts, planned: Planned, c: Called) -> bool:
-    """The intent binds the skill with ``answer: true``: its text is the answer."""
-    goal = next((g for g in planned.active if g.id == c.goal_id), None)
-    intent = p.pack.goals.intent(goal.intent) if goal is not None and p.pack.goals else None
-    return bool(intent is not None and intent.skill is not None and intent.skill.answer)
 
 
 # ---- generation -------------------------------------------------------------------------------

@@ -5,8 +5,10 @@ in pyproject.toml, and the environment: ``charter config show`` prints it): its 
 model backend (llama.cpp and the bundled model by default), its memory key. ``--domain``
 overrides ``[agent] domain``. Every line the user types is a turn; the reply comes back with
 its verdict, and with ``--trace`` with the goal tree, the memories used and which ladder step
-found them, the reflection record's three lines, who answered, the skills called and their
-fallbacks, and the trace id. Lines starting with ``/`` are commands (``/help`` lists them).
+found them, the reflection record's three lines, the turn's goal events and the response
+templates the reply was composed from, who answered (templates, or the model and how each of its
+drafts was judged), the skills called and their fallbacks, and the trace id. Lines starting with
+``/`` are commands (``/help`` lists them).
 
 On a terminal the chat uses rich (a coloured verdict tag, a spinner while the model loads and
 while a turn runs). When stdin is not a terminal the lines are read from it and the output is

@@ -2,7 +2,9 @@
 
 A turn becomes a verdict tag, the reply, and with ``--trace`` labelled rows (``Row``): the goal
 tree, the memories used and the ladder step that found them, the reflection record's three
-lines, failed rules, who answered, the skills called and their fallbacks, the trace id. The
+lines, failed rules, the turn's goal events and the response templates the reply was composed
+from, who answered (and each model draft's judgement), the skills called and their fallbacks,
+the trace id. The
 rows are plain text, built once; ``PlainOut`` prints them as they are (stdin not a terminal:
 scripts and tests, no colours, no spinner, pinned exactly by the tests), ``RichOut`` styles
 them for a terminal (a coloured verdict tag, dim labels, a spinner while the model works).
@@ -15,6 +17,8 @@ import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from charter.compile.response_spec import MODEL
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -115,10 +119,14 @@ def attempt_lines(trace: Trace | None) -> list[str]:
 
 
 def _answered(reply: Reply) -> str:
-    if reply.attempts == 0:
+    n = reply.attempts
+    if n == 0:
         return f"{reply.answered_by}, no generation"
-    plural = "" if reply.attempts == 1 else "s"
-    return f"{reply.answered_by}, {reply.attempts} attempt{plural}"
+    plural = "" if n == 1 else "s"
+    if reply.answered_by == "template" and MODEL not in reply.responses:
+        # every draft refused: the plain reply took the model's place
+        return f"template, the model's {n} draft{plural} refused"
+    return f"{reply.answered_by}, {n} attempt{plural}"
 
 
 def turn_rows(reply: Reply, trace: Trace | None) -> list[Row]:
@@ -136,6 +144,10 @@ def turn_rows(reply: Reply, trace: Trace | None) -> list[Row]:
             f"{f.rule_id} → {f.action}{' (repaired)' if f.fixed else ''}" for f in reply.findings
         ]
         rows.append(Row("rules", tuple(shown)))
+    if reply.events:
+        rows.append(Row("events", (", ".join(str(e.get("kind")) for e in reply.events),)))
+    if reply.responses:
+        rows.append(Row("responses", (" + ".join(reply.responses),)))
     rows.append(Row("answered", (_answered(reply),)))
     attempts = attempt_lines(trace)
     if attempts:

@@ -1,12 +1,15 @@
 """``charter demo [--rules-only] [--keep DIR]``: the three first-party packs talking, through the
-agent runtime, to the real local model (what ``make demo`` runs).
+agent runtime, with the real local model loaded (what ``make demo`` runs).
 
 For each domain a scripted conversation (``charter.cli.demo_script``) goes through
 ``Agent.turn`` with every layer real: a temporary SQLite database (removed at the end unless
 ``--keep DIR``), a memory key generated for the run (the packs encrypt), the reference skills,
-and the ``llamacpp`` backend with the bundled Gemma 3 270M base model. Each turn prints the
-user's words, the reply with its verdict, and a note of what actually happened, read from the
-reply and its trace; a summary table at the end says which features each domain exercised.
+and the ``llamacpp`` backend with the bundled Gemma 3 270M base model. The packs are strict, so
+their replies are composed from templates; a last conversation runs in ``assisted`` mode, where
+the model answers a question no template covers and its drafts are checked. Each turn prints
+the user's words, the reply with its verdict, and a note of what actually happened, read from
+the reply and its trace; a summary table at the end says which features each conversation
+showed.
 
 ``--rules-only`` (and the fallback when llama-cpp-python is not installed or the model cannot
 load) shows the checker engine alone: outputs a small model might produce, the verdict, what
@@ -22,7 +25,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -39,12 +42,13 @@ from charter.cli.common import (
     runtime_registry,
 )
 from charter.cli.demo_render import Checked, DemoOut, PlainDemoOut, RichDemoOut
-from charter.cli.demo_script import CONVERSATIONS, SAMPLES, Conversation, Guess, Step, annotate
+from charter.cli.demo_script import CONVERSATIONS, FEATURES, SAMPLES, Conversation, Step, annotate
 from charter.registry import Registry
+from charter.skills.outage import Outage
 
 if TYPE_CHECKING:
     from charter.agent.loop import Agent
-    from charter.extensions import LLM, Skill
+    from charter.extensions import LLM
 
 SEED = 7  # the same prompt gives the same text: a rerun shows the same conversation
 MAX_TOKENS = 48
@@ -115,24 +119,10 @@ def rules(out: DemoOut, registry: Registry) -> int:
 # ---- the conversations ------------------------------------------------------------------------
 
 
-class Outage:
-    """A registered skill that raises while ``down`` is set: the demo's simulated outage."""
-
-    def __init__(self, skill: Skill) -> None:
-        self.skill = skill
-        self.name = skill.name
-        self.description = skill.description
-        self.down = False
-
-    def __call__(self, args: Mapping[str, Any]) -> Any:
-        if self.down:
-            raise ConnectionError(f"simulated outage of {self.name} (charter demo)")
-        return self.skill(args)
-
-
 @dataclass
 class Result:
-    """The exit status and, per domain, the features a conversation showed (feature -> detail)."""
+    """The exit status and, per conversation (by name), the features it showed (feature ->
+    detail), its turns and its wall time."""
 
     status: int = EXIT_OK
     seen: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -157,6 +147,7 @@ def run_demo(
     keep: Path | None = None,
     clock: Callable[[], datetime] | None = None,
     timer: Callable[[], float] = time.perf_counter,
+    conversations: Sequence[Conversation] = CONVERSATIONS,
 ) -> Result:
     """The conversations against ``llm`` (default: the bundled model through the ``llamacpp``
     backend; when it cannot run, the rules alone, with a note, exit 0)."""
@@ -179,7 +170,8 @@ def run_demo(
         label = (
             f"llamacpp, the bundled Gemma 3 270M base model (loaded in {timer() - started:.1f}s)"
         )
-    out.say(f"charter demo: {len(CONVERSATIONS)} scripted conversations through the agent runtime")
+    n = len(conversations)
+    out.say(f"charter demo: {n} scripted conversation{'s' * (n != 1)} through the agent runtime")
     out.say(f"model: {label}")
     out.say(f"sampling: seed {SEED} · max_tokens {MAX_TOKENS} · temperature {TEMPERATURE}")
     where = keep if keep is not None else Path(tempfile.mkdtemp(prefix="charter-demo-"))
@@ -196,10 +188,15 @@ def run_demo(
             "memory key: 256 random bits from os.urandom, made for this run and never stored "
             "(the packs encrypt L2/L3 memories)"
         )
+        out.say(
+            "the packs are strict: their replies are composed from templates and the model is "
+            "not asked; in assisted mode it answers what no template covers, and its drafts are "
+            "checked"
+        )
         out.say("a base model's text varies: each ↳ note says what actually happened")
         demo = _Demo(out, registry, llm, f"sqlite:///{db}", os.urandom(32), clock, timer)
         result = Result()
-        for conversation in CONVERSATIONS:
+        for conversation in conversations:
             demo.converse(conversation, result)
         _summary(out, result, timer() - started)
         if keep is not None:
@@ -232,7 +229,7 @@ class _Demo:
         self.clock = clock
         self.timer = timer
 
-    def _agent(self, domain: str, outages: Mapping[str, Outage]) -> Agent:
+    def _agent(self, c: Conversation, outages: Mapping[str, Outage]) -> Agent:
         from charter.agent import Agent, AgentOptions
         from charter.agent.parts import utcnow
 
@@ -240,23 +237,27 @@ class _Demo:
         if outages:
             registry = dataclasses.replace(registry, skills={**registry.skills, **outages})
         return Agent.from_pack(
-            domain,
+            c.domain,
             llm=self.llm,
             database_url=self.database_url,
             memory_key=self.key,
             registry=registry,
             clock=self.clock or utcnow,
-            options=AgentOptions(max_tokens=MAX_TOKENS, temperature=TEMPERATURE),
+            options=AgentOptions(max_tokens=MAX_TOKENS, temperature=TEMPERATURE, mode=c.mode),
         )
 
     def converse(self, c: Conversation, result: Result) -> None:
         started = self.timer()
         names = {s.outage for s in c.steps if s.outage is not None}
-        outages = {n: Outage(self.registry.skills[n]) for n in sorted(names)}
+        outages = {n: Outage(self.registry.skills[n], "charter demo") for n in sorted(names)}
         sessions = len({s.session for s in c.steps})
-        self.out.header(f"{c.domain} · user {c.user} · {len(c.steps)} turns, {sessions} sessions")
         with self.out.busy(f"compiling the {c.domain} pack…"):
-            agent = self._agent(c.domain, outages)
+            agent = self._agent(c, outages)
+        mode = f"{c.mode} mode" if c.mode else f"the pack's {agent.parts.responses.mode} mode"
+        self.out.header(
+            f"{c.domain} · user {c.user} · {mode} · {len(c.steps)} turns, {sessions} "
+            f"session{'s' if sessions > 1 else ''}"
+        )
         seen: dict[str, str] = {}  # fact id -> the session it was first seen in
         features: dict[str, str] = {}
         last: str | None = None
@@ -271,9 +272,9 @@ class _Demo:
                 noted = self._turn(agent, c, n, step, outages, seen)
                 for name, detail in noted.items():
                     features.setdefault(name, detail)
-        result.seen[c.domain] = features
-        result.turns[c.domain] = len(c.steps)
-        result.seconds[c.domain] = self.timer() - started
+        result.seen[c.name] = features
+        result.turns[c.name] = len(c.steps)
+        result.seconds[c.name] = self.timer() - started
 
     def _turn(
         self,
@@ -285,8 +286,6 @@ class _Demo:
         seen: dict[str, str],
     ) -> dict[str, str]:
         p = agent.parts
-        if step.guess is not None:
-            self._guess(agent, c.user, step.guess, seen)
         if step.outage is not None:
             self.out.warn(
                 f"simulated outage: {step.outage} raises for this turn only "
@@ -305,40 +304,13 @@ class _Demo:
                     outage.down = False
         took = self.timer() - started
         trace = p.traces.get(reply.trace_id) if p.traces is not None and reply.trace_id else None
-        noted = annotate(reply, trace, session=step.session, before=before, seen=seen)
+        noted = annotate(reply, trace, session=step.session, before=before, seen=seen, mode=c.mode)
         for fact in p.facts.list_facts(_admin(c.user)):
             seen.setdefault(fact.id, step.session)
         self.out.turn(
-            step.session, step.text, reply.verdict, reply.text, f"{noted.text} · {took:.1f}s"
+            step.session, step.text, reply.verdict, reply.text, noted.text(f"{took:.1f}s")
         )
         return noted.features
-
-    def _guess(self, agent: Agent, user: str, guess: Guess, seen: dict[str, str]) -> None:
-        from charter.memory.pipeline import Candidate
-        from charter.memory.records import Accessor, PreparedFact
-
-        p = agent.parts
-        accessor = Accessor(user, "agent", use="support")
-        candidate = Candidate(
-            guess.key,
-            guess.value,
-            memory_type="inferred",
-            confidence=guess.confidence,
-            source="inferred",
-            domain="support",
-            intent_type=guess.intent,
-        )
-        prepared = p.pipeline.prepare(accessor, candidate)
-        if not isinstance(prepared, PreparedFact):
-            self.out.warn(f"demo setup: the guess about {user} was not stored ({prepared})")
-            return
-        fact = p.facts.write(accessor, prepared)
-        seen[fact.id] = "setup"
-        self.out.say(
-            f"demo setup: a guess about {user} is written to memory — {guess.key} = "
-            f"{guess.value} (inferred, confidence {guess.confidence:.2f}, below the pack's "
-            f"uncertainty threshold {p.policy.uncertainty:.2f})"
-        )
 
 
 def _admin(user: str) -> Any:
@@ -350,29 +322,21 @@ def _admin(user: str) -> Any:
 # ---- the summary ------------------------------------------------------------------------------
 
 
-def _mark(features: Mapping[str, str], name: str, detail: bool = False) -> str:
+DETAILED = ("handoff", "fallback", "model")  # the summary shows their detail after the ✓
+
+
+def _mark(features: Mapping[str, str], name: str) -> str:
     if name not in features:
         return "–"
-    return f"✓ {features[name]}" if detail and features[name] else "✓"
+    return f"✓ {features[name]}" if name in DETAILED and features[name] else "✓"
 
 
 def _row(name: str, turns: int, features: Mapping[str, str], seconds: float) -> list[str]:
-    planner = "/".join(_mark(features, f) for f in ("split", "correct", "cancel"))
-    return [
-        name,
-        str(turns),
-        _mark(features, "memory"),
-        planner,
-        _mark(features, "repaired"),
-        _mark(features, "retry"),
-        _mark(features, "escalation", detail=True),
-        _mark(features, "fallback", detail=True),
-        f"{seconds:.0f}s",
-    ]
+    return [name, str(turns), *(_mark(features, f) for f in FEATURES), f"{seconds:.0f}s"]
 
 
 def _summary(out: DemoOut, result: Result, total: float) -> None:
-    rows = [_row(d, result.turns[d], f, result.seconds[d]) for d, f in result.seen.items()]
+    rows = [_row(n, result.turns[n], f, result.seconds[n]) for n, f in result.seen.items()]
     union: dict[str, str] = {}
     for features in result.seen.values():
         for name, detail in features.items():

@@ -15,15 +15,18 @@ from charter.cli.chat_render import VERDICT_STYLES
 if TYPE_CHECKING:
     from rich.console import Console
 
+# the columns of ``demo_script.FEATURES``, between the turns and the time
 SUMMARY_HEAD = (
-    "domain",
+    "conversation",
     "turns",
-    "memory",
-    "split/correct/cancel",
-    "repaired",
-    "retry",
-    "escalation",
+    "one reply",
+    "confirm",
+    "correct",
+    "cancel",
+    "hand-off",
     "fallback",
+    "memory",
+    "model",
     "time",
 )
 
@@ -137,7 +140,7 @@ class RichDemoOut:
         self.console.print(Text.assemble((f"{session} › ", "dim"), (text, "bold")))
         tag = Text(f" {verdict} ", style=VERDICT_STYLES.get(verdict, "reverse"))
         self.console.print(Padding(Text.assemble(tag, " ", reply), (0, 0, 0, 2)))
-        self.console.print(Padding(Text(f"↳ {note}", style="cyan"), (0, 0, 0, 2)))
+        self.console.print(Padding(Text(_indent(note, "↳ "), style="cyan"), (0, 0, 0, 2)))
 
     def summary(self, rows: Sequence[Sequence[str]], footer: str) -> None:
         from rich.table import Table

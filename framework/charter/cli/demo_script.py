@@ -1,16 +1,18 @@
 """What ``charter demo`` says to each pack, and how a turn's outcome is read back.
 
-The conversations are fixed; the model is not. Everything the notes claim is read from the
-``Reply`` and the turn's trace after the fact (who answered, the verdict, the attempts, the
-planner's moves, the memories recalled, the fallback that ran, the ticket), so a base model
-that answers differently gives different notes, never wrong ones.
+The conversations are fixed; the model is not. Everything a note says is read from the
+``Reply`` (its template ids, its goal events, the skills, the ticket) and the turn's trace (the
+plan, the recall, each model draft and what the checks made of it) after the fact, so a base
+model that writes something else gives other notes, never wrong ones.
 
-The features that must not depend on the model are built into the script: the planner's
-splits, corrections and cancels (inputs taken from the packs' ``goals.yaml`` tests), memory
-across two sessions (facts written in the first are recalled in the second before any
-generation), the simulated outage and its fallback (no generation), and the uncertainty
-repair (a low-confidence guess about the user is written first, so the rules must mark the
-answer whichever way it is produced).
+The shipped packs are ``strict``: their replies are composed from templates and the model
+never speaks in them. So what must not depend on the model is built into the script — one reply
+for two goals, a transfer and a registration asked for confirmation before anything is done, a
+correction and a cancellation acknowledged, the hand-off (转人工), a simulated skill outage and
+its fallback, facts of a first session recalled in a second. The last conversation runs in
+``assisted`` mode (``AgentOptions(mode="assisted")``): an input no intent claims and no FAQ
+entry answers is given to the model, and its drafts are checked by the model-text checks and the
+pack's rules — the note shows each draft and whether it was accepted or refused, and why.
 """
 
 from __future__ import annotations
@@ -23,17 +25,8 @@ if TYPE_CHECKING:
     from charter.agent.reply import Reply
     from charter.traces.model import Trace
 
-FEATURES = ("memory", "split", "correct", "cancel", "repaired", "retry", "escalation", "fallback")
-
-
-@dataclass(frozen=True)
-class Guess:
-    """An inferred fact about the user, written before a turn (a demo setup step)."""
-
-    key: str
-    value: str
-    intent: str
-    confidence: float = 0.6
+FEATURES = ("several", "confirm", "correct", "cancel", "handoff", "fallback", "memory", "model")
+QUOTE = 24  # characters of a model draft quoted in a note
 
 
 @dataclass(frozen=True)
@@ -41,7 +34,6 @@ class Step:
     text: str
     session: str = "s1"
     outage: str | None = None  # a skill that raises during this turn only (simulated)
-    guess: Guess | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +41,11 @@ class Conversation:
     domain: str
     user: str
     steps: tuple[Step, ...]
+    mode: str | None = None  # AgentOptions.mode: None keeps the pack's own (strict)
+
+    @property
+    def name(self) -> str:
+        return f"{self.domain} ({self.mode})" if self.mode else self.domain
 
 
 CONVERSATIONS: tuple[Conversation, ...] = (
@@ -56,18 +53,12 @@ CONVERSATIONS: tuple[Conversation, ...] = (
         "finance",
         "alice",
         (
-            # two intents in one sentence: the planner splits them under a common root
+            # two intents in one sentence, one reply: the balance, then the transfer to confirm
             Step("查一下尾号1234的余额，然后给张三转账5000元"),
             Step("不对，金额改成3000元"),
-            Step("转账不用了"),
-            # no skill answers a wealth question: when the retries run out, a person takes over
-            Step("我有5万元想买理财，有什么推荐"),
+            Step("是的"),
+            Step("帮我转人工"),
             Step("尾号1234的余额还有多少", session="s2"),
-            Step(
-                "尾号1234最近有哪些交易记录",
-                session="s2",
-                guess=Guess("preferred_card", "尾号1234的卡常用于还款", "account-query"),
-            ),
         ),
     ),
     Conversation(
@@ -77,8 +68,7 @@ CONVERSATIONS: tuple[Conversation, ...] = (
             Step("帮我查一下订单"),
             Step("订单号DD202405010001"),
             Step("订单DD202405010001的快递到哪了", outage="logistics_track"),
-            Step("我的订单DD202405010001发货了吗", session="s2"),
-            # the outage is over: the same skill answers again
+            # the outage is over: the same skill answers again, the order recalled from s1
             Step("订单DD202405010001的快递现在到哪了", session="s2"),
         ),
     ),
@@ -86,14 +76,23 @@ CONVERSATIONS: tuple[Conversation, ...] = (
         "medical",
         "carol",
         (
-            # three intents: over the pack's confirm_split_over, so the split is confirmed first
-            Step("头疼三天了，帮我挂个明天的神经内科号，顺便解读一下血常规报告"),
-            Step("好的，继续"),
+            # a triage advice and a registration to confirm, in one reply
+            Step("头疼三天了，帮我挂明天上午神经内科的号"),
             Step("不对，时间改到后天下午"),
             Step("帮我取消预约"),
             Step("头疼还没好", session="s2"),
-            Step("布洛芬一天吃几次", session="s2"),
         ),
+    ),
+    Conversation(
+        "finance",
+        "dave",
+        (
+            # no intent claims it and no FAQ entry answers it: open, so the model is asked
+            Step("你们周末营业吗"),
+            # a template covers this one: the model is not asked, assisted or not
+            Step("尾号1234的余额还有多少"),
+        ),
+        mode="assisted",
     ),
 )
 
@@ -128,14 +127,15 @@ SAMPLES: dict[str, list[tuple[str, dict[str, object]]]] = {
 
 @dataclass
 class Noted:
-    """One turn's note (short phrases joined by `` · ``) and the features it showed."""
+    """One turn's note: short phrases joined by `` · `` on one line, then a line per model
+    draft; and the features the turn showed."""
 
     parts: list[str] = field(default_factory=list)
+    drafts: list[str] = field(default_factory=list)
     features: dict[str, str] = field(default_factory=dict)  # feature -> detail ("" for none)
 
-    @property
-    def text(self) -> str:
-        return " · ".join(self.parts)
+    def text(self, *tail: str) -> str:
+        return "\n".join([" · ".join([*self.parts, *tail]), *self.drafts])
 
 
 def _outputs(trace: Trace | None, name: str) -> Mapping[str, Any]:
@@ -144,96 +144,148 @@ def _outputs(trace: Trace | None, name: str) -> Mapping[str, Any]:
     return next((s.outputs for s in trace.steps if s.name == name), {})
 
 
-def _retries(reply: Reply) -> str:
-    return f"retry×{reply.attempts - 1}" if reply.attempts > 1 else "first attempt"
+def _quote(text: str) -> str:
+    flat = " ".join(text.split())
+    return f"“{flat[:QUOTE]}…”" if len(flat) > QUOTE else f"“{flat}”"
 
 
-def _answered(reply: Reply, planner: Mapping[str, Any], noted: Noted) -> str:
-    by = reply.answered_by
-    if reply.attempts > 1:
-        noted.features["retry"] = ""
-    if by == "planner":
-        asks = "confirms the split" if planner.get("confirm") else "asks for a missing slot"
-        return f"planner {asks} (no generation)"
-    if by == "fallback":
-        shown = []
-        for s in reply.skills:
-            if s.get("fallback"):
-                noted.features["fallback"] = str(s["fallback"])
-                shown.append(f"{s['skill']} failed ({s['failure']}) → fallback {s['fallback']}")
-        return "; ".join(shown) + " (no generation)"
-    if by == "template":
-        used = ", ".join(str(s["skill"]) for s in reply.skills if s.get("status") == "ok")
-        return f"model · {_retries(reply)} → template from {used}"
-    if by == "escalation":
-        return f"model · {_retries(reply)} → escalated"
-    if by == "rules":
-        return f"model · {_retries(reply)} → blocked: the pack's safe message"
-    if by == "skill":
-        return "the skill refused the arguments"
-    return f"model · {_retries(reply)}"
+def _judged(decision: str) -> str:
+    """A reflect step's decision as a word about the draft."""
+    if decision == "accepted":
+        return "accepted"
+    if decision == "repaired by the rules":
+        return "accepted, repaired by the rules"
+    if decision == "blocked":
+        return "blocked by the rules"
+    if decision == "escalate":
+        return "refused: the rules want a person"
+    return "refused"
 
 
-def _repairs(reply: Reply, noted: Noted) -> str | None:
-    record = reply.reflection
-    if reply.verdict == "fixed":
-        fixed = [f.rule_id for f in reply.findings if f.fixed]
-        noted.features["repaired"] = ", ".join(fixed)
-        return "repaired: " + (", ".join(fixed) or "by the rules")
-    if record is not None and record.verdict == "fixed":
-        # a template or deterministic answer the rules repaired; the findings on the reply
-        # are the model's last draft's, so they do not name what changed in this text
-        noted.features["repaired"] = ""
-        marked = " (uncertainty marker)" if record.uncertain else ""
-        return f"{reply.answered_by} answer repaired by the rules{marked}"
-    return None
+def _drafts(trace: Trace | None) -> list[str]:
+    """One line per model draft: what it was judged, which checks failed, how it began."""
+    if trace is None:
+        return []
+    written = [s for s in trace.steps if s.name == "generate" and not s.inputs.get("rephrase")]
+    judged = [s for s in trace.steps if s.name == "reflect" and not s.inputs.get("rephrase")]
+    lines = []
+    for n, (gen, ref) in enumerate(zip(written, judged, strict=False), start=1):
+        failed = ", ".join(str(r) for r in ref.outputs.get("failed") or [])
+        why = f" ({failed})" if failed else ""
+        raw = str(gen.outputs.get("text"))
+        line = f"draft {n} {_judged(ref.decision or '')}{why}: {_quote(raw)}"
+        final = str(ref.outputs.get("final_text"))
+        if ref.decision == "accepted" and final != raw.strip():
+            line += f" → sent as {_quote(final)}"  # lines echoing the prompt dropped
+        lines.append(line)
+    return lines
 
 
-def _intent(goal_id: str, intents: Mapping[str, str]) -> str:
-    return intents.get(goal_id, goal_id)
+def _model(reply: Reply, trace: Trace | None, kinds: Sequence[str], noted: Noted) -> str:
+    """Who wrote a turn the model was asked in: its accepted draft, or the plain reply."""
+    noted.drafts = _drafts(trace)
+    asked = (
+        "open question (no intent, no FAQ entry) → the model (assisted)"
+        if "unanswered" in kinds
+        else "open goal → the model (assisted)"
+    )
+    n = reply.attempts
+    if "model" in reply.responses:
+        noted.features["model"] = "accepted"
+        return f"{asked} · draft {n} accepted by the model-text checks and the rules"
+    if reply.answered_by == "rules":
+        noted.features["model"] = "blocked"
+        return f"{asked} · blocked by the rules: the pack's safe message"
+    if reply.answered_by == "escalation":
+        noted.features["model"] = "escalated"
+        return f"{asked} · the rules want a person"
+    noted.features["model"] = "refused"
+    plain = ", ".join(r for r in reply.responses if ".unanswered" in r)
+    drafts = f"{n} draft{'s' * (n != 1)}"
+    return f"{asked} · {drafts} refused → the plain reply {plain or 'unanswered'}, no ticket"
 
 
-def _goal_moves(
+def _composed(reply: Reply, mode: str | None) -> str:
+    ids = " + ".join(reply.responses) or "nothing"
+    if reply.answered_by == "rules":
+        return f"blocked by the rules: the pack's safe message ({ids})"
+    why = "assisted, but templates cover it: the model is not asked" if mode else "no generation"
+    return f"templates {ids} ({why})"
+
+
+def _intents(events: Sequence[Mapping[str, Any]], kinds: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(str(e["intent"]) for e in events if e["kind"] in kinds))
+
+
+def _told(
     reply: Reply,
-    planner: Mapping[str, Any],
-    moves: Sequence[Mapping[str, Any]],
+    trace: Trace | None,
     before: Mapping[str, Mapping[str, Any]],
     noted: Noted,
 ) -> list[str]:
-    intents = {str(g["id"]): str(g["intent"]) for g in reply.goals}
-    plan = planner.get("plan") or {}
+    """What the reply acknowledged and asked, read from its goal events."""
+    events = [e for e in reply.events if e.get("intent")]
     out = []
-    made = [g for g in plan.get("goals") or [] if g.get("intent") != "root"]
-    names = " + ".join(str(g["intent"]) for g in made)
-    if len(made) >= 2:
-        noted.features["split"] = names
-        out.append(f"split: {names}" + (", to confirm" if planner.get("confirm") else ""))
-    elif made:
-        out.append(f"new goal {names} ({made[0].get('status')})")
-    for update in plan.get("updates") or []:
-        goal, slot, value = str(update["goal"]), str(update["slot"]), update["value"]
-        old = before.get(goal, {}).get(slot)
-        if old is not None and old != value:
-            noted.features["correct"] = f"{slot}: {old} → {value}"
-            out.append(f"corrected {_intent(goal, intents)}.{slot}: {old} → {value}")
-        else:
-            out.append(f"filled {_intent(goal, intents)}.{slot} = {value}")
-    if plan.get("activate"):
-        active = ", ".join(_intent(str(g), intents) for g in plan["activate"])
-        out.append(f"activated {active}")
-    aborted = [_intent(str(g), intents) for g in plan.get("aborts") or []]
-    aborted = [name for name in aborted if name != "root"]
-    if aborted:
-        noted.features["cancel"] = ", ".join(aborted)
-        out.append("cancelled " + ", ".join(aborted))
+    goals = _intents(events, ("result", "completed", "confirmation_asked", "slot_asked"))
+    if len(goals) >= 2:
+        noted.features["several"] = " + ".join(goals)
+        out.append(f"one reply for {len(goals)} goals: {' + '.join(goals)}")
+    updates = {
+        (str(u["goal"]), str(u["slot"])): u["value"]
+        for u in (_outputs(trace, "goals").get("plan") or {}).get("updates") or []
+    }
+    for e in events:
+        if e["kind"] != "slot_corrected":
+            continue
+        goal, slot = str(e.get("goal")), str(e.get("slot"))
+        old, new = before.get(goal, {}).get(slot), updates.get((goal, slot))
+        change = f"{old} → {new}" if old is not None and new is not None else "changed"
+        noted.features.setdefault("correct", f"{slot}: {change}")
+        out.append(f"correction acknowledged: {e['intent']}.{slot} {change}")
+    cancelled = _intents(events, ("cancelled", "confirmation_declined"))
+    if cancelled:
+        noted.features.setdefault("cancel", ", ".join(cancelled))
+        out.append("cancellation acknowledged: " + ", ".join(cancelled))
+    accepted = _intents(events, ("confirmation_accepted",))
+    if accepted:
+        out.append("confirmed: " + ", ".join(accepted) + " goes ahead")
+    for e in events:
+        if e["kind"] == "slot_asked":
+            out.append(f"asks for {e['intent']}.{e.get('slot')}")
+    asked = _intents(events, ("confirmation_asked",))
+    if asked:
+        noted.features.setdefault("confirm", ", ".join(asked))
+        out.append(", ".join(asked) + " waits for 是 before anything is done")
+    return out
+
+
+def _skills(reply: Reply, noted: Noted) -> list[str]:
+    out = []
+    for s in reply.skills:
+        if s.get("fallback"):
+            noted.features.setdefault("fallback", str(s["fallback"]))
+            out.append(f"{s['skill']} failed ({s['failure']}) → fallback {s['fallback']}")
+    return out
+
+
+def _handoff(reply: Reply, trace: Trace | None, noted: Noted) -> str | None:
+    if not reply.ticket:
+        return None
+    asked = trace is not None and any(s.name == "handoff" for s in trace.steps)
+    if asked:
+        noted.features.setdefault("handoff", reply.ticket)
+        return f"the user asked for a person → ticket {reply.ticket}"
+    return f"ticket {reply.ticket}"
+
+
+def _goal_moves(reply: Reply, moves: Sequence[Mapping[str, Any]]) -> str | None:
+    intents = {str(g["id"]): str(g["intent"]) for g in reply.goals}
     done = [
-        _intent(str(m["goal"]), intents)
+        intents.get(str(m["goal"]), str(m["goal"]))
         for m in moves
         if m.get("to") == "completed" and m.get("ok") and intents.get(str(m["goal"])) != "root"
     ]
-    if done:
-        out.append(", ".join(done) + " completed")
-    return out
+    return ", ".join(dict.fromkeys(done)) + " completed" if done else None
 
 
 def _memory(
@@ -243,14 +295,14 @@ def _memory(
     if not texts:
         return None
     pairs = list(zip(reply.memories_used, texts, strict=False))
-    earlier = [(seen[i], t) for i, t in pairs if seen.get(i) not in (None, session, "setup")]
-    ladder = recall.get("step")
+    earlier = [(seen[i], t) for i, t in pairs if seen.get(i) not in (None, session)]
     if earlier:
+        ladder = recall.get("step")
         where = sorted({s for s, _ in earlier})
-        noted.features["memory"] = ", ".join(where)
+        noted.features.setdefault("memory", ", ".join(where))
         shown = "; ".join(t for _, t in earlier)
         return f"memory from session {', '.join(where)}: {shown} (ladder: {ladder})"
-    return f"memory: {len(texts)} fact(s) recalled (ladder: {ladder})"
+    return None  # facts of this session: nothing the demo needs to point at
 
 
 def annotate(
@@ -260,24 +312,24 @@ def annotate(
     session: str,
     before: Mapping[str, Mapping[str, Any]],
     seen: Mapping[str, str],
+    mode: str | None = None,
 ) -> Noted:
     """What happened in a turn: ``before`` is each goal's slots before it, ``seen`` the
-    session each of the user's fact ids was first seen in (``setup`` for a demo setup)."""
+    session each of the user's fact ids was first seen in, ``mode`` the conversation's."""
     noted = Noted()
-    planner = _outputs(trace, "goals")
-    noted.parts.append(_answered(reply, planner, noted))
-    if reply.ticket:
-        noted.features["escalation"] = reply.ticket
-        noted.parts.append(f"ticket {reply.ticket}")
-    repaired = _repairs(reply, noted)
-    if repaired:
-        noted.parts.append(repaired)
-    if reply.reflection is not None and reply.reflection.uncertain:
-        noted.parts.append("low-confidence memory → 【不确定性】高")
-    moves = _outputs(trace, "goal_transitions").get("moves") or []
-    goals = _goal_moves(reply, planner, moves, before, noted)
-    if goals:
-        noted.parts.append("goals: " + "; ".join(goals))
+    kinds = [str(e["kind"]) for e in reply.events]
+    if reply.attempts > 0:
+        noted.parts.append(_model(reply, trace, kinds, noted))
+    else:
+        noted.parts.append(_composed(reply, mode))
+    noted.parts += _told(reply, trace, before, noted)
+    noted.parts += _skills(reply, noted)
+    handoff = _handoff(reply, trace, noted)
+    if handoff:
+        noted.parts.append(handoff)
+    done = _goal_moves(reply, _outputs(trace, "goal_transitions").get("moves") or [])
+    if done:
+        noted.parts.append(done)
     memory = _memory(reply, _outputs(trace, "recall"), session, seen, noted)
     if memory:
         noted.parts.append(memory)

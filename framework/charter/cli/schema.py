@@ -12,8 +12,9 @@ from charter.pack.schema import KINDS, schema_for
 
 def run(kind: str | None) -> int:
     if kind is None:
+        width = max(len(k.name) for k in KINDS.values())
         for k in KINDS.values():
-            typer.echo(f"{k.name:<10} {k.pattern}")
+            typer.echo(f"{k.name:<{width}}  {k.pattern}")
         return EXIT_OK
     if kind not in KINDS:
         typer.echo(f"charter schema: unknown kind '{kind}' (kinds: {', '.join(KINDS)})", err=True)

@@ -1,12 +1,19 @@
-"""``charter test``: run the packs' test cases with rule coverage, like ``opa test``."""
+"""``charter test``: run the packs' test cases with rule coverage, like ``opa test``.
+
+Per pack: the rules cases, the planner cases of goals.yaml, the cases of the skill contracts,
+then the conversation tests of ``tests/conversations/*.yaml`` (each through a fresh agent, see
+``charter.conversations``) with their coverage of the pack's intents, event kinds and response
+templates. ``--threshold`` is about rule coverage only.
+"""
 
 from __future__ import annotations
 
 import functools
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from charter.cli.common import (
     EXIT_OK,
@@ -19,14 +26,24 @@ from charter.cli.common import (
     registry,
     requested,
 )
+from charter.compile.compiled import CompiledPack
+from charter.diagnostics import Diagnostic, SourceCache, render_text
 from charter.goals.planner import Planner, plan_case
 from charter.reflect.engine import Engine
 from charter.reflect.testing import CaseResult, Coverage, junit_xml, run_pack, summarize
+from charter.registry import Registry
 from charter.skills.cases import SkillCaseRunner
+
+if TYPE_CHECKING:
+    from charter.conversations.coverage import ConversationCoverage
 
 
 def _text_report(
-    results: Sequence[CaseResult], coverage: Coverage, verbose: bool, show_coverage: bool
+    results: Sequence[CaseResult],
+    coverage: Coverage,
+    verbose: bool,
+    show_coverage: bool,
+    talked: Sequence[ConversationCoverage] = (),
 ) -> str:
     out: list[str] = []
     for r in results:
@@ -48,6 +65,10 @@ def _text_report(
     else:
         for line in coverage.missing():
             out.append(f"not covered: {line}")
+    for talk in talked:
+        out.append(f"conversation coverage: {talk.pack}: {talk.summary()}")
+        if verbose or show_coverage:  # what no conversation exercised: long, asked for
+            out += [f"not covered: {talk.pack}: {line}" for line in talk.missing()]
     passed, failed = summarize(results)
     out.append(
         f"rule coverage: {coverage.percent:.1f}% of {len(coverage.rules)} rules "
@@ -75,8 +96,10 @@ def run(
     if any(d.is_error for d in diags):
         emit_diagnostics(diags, DiagFormat.text)
         return EXIT_USER
+    _warn_conversations(diags)
     coverage = Coverage()
     results: list[CaseResult] = []
+    talked: list[ConversationCoverage] = []
     for pack in packs:
         plan = None
         if pack.goals is not None:
@@ -84,21 +107,27 @@ def run(
             plan = functools.partial(plan_case, planner)
         if pack.skills is None:
             results += run_pack(pack, Engine(pack, reg), coverage, plan)
-            continue
-        with SkillCaseRunner(pack, reg) as skills:
-            results += run_pack(pack, Engine(pack, reg), coverage, plan, skills.call)
+        else:
+            with SkillCaseRunner(pack, reg) as skills:
+                results += run_pack(pack, Engine(pack, reg), coverage, plan, skills.call)
+        # getattr: a pack pickled in the cache before conversations existed has no such field
+        if getattr(pack, "conversations", ()):
+            talked.append(_converse(pack, reg, results))
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
-        junit.write_bytes(junit_xml(results, coverage))
+        props = {f"conversation_coverage.{c.pack}": c.summary() for c in talked}
+        junit.write_bytes(junit_xml(results, coverage, props))
     if fmt is OutFormat.json:
-        doc = {
+        doc: dict[str, Any] = {
             "cases": [
                 {
                     "pack": r.pack,
+                    "kind": r.kind,
                     "name": r.case.name,
                     "ok": r.ok,
                     "problems": list(r.problems),
                     "location": str(r.case.location),
+                    **_turns(r),
                 }
                 for r in results
             ],
@@ -114,10 +143,11 @@ def run(
                     for _, c in sorted(coverage.rules.items())
                 ],
             },
+            "conversation_coverage": [c.as_dict() for c in talked],
         }
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
-        sys.stdout.write(_text_report(results, coverage, verbose, show_coverage))
+        sys.stdout.write(_text_report(results, coverage, verbose, show_coverage, talked))
     failed = any(not r.ok for r in results)
     below = coverage.percent + 1e-9 < threshold
     if below and fmt is OutFormat.text:
@@ -125,3 +155,47 @@ def run(
             f"rule coverage {coverage.percent:.1f}% is below the threshold {threshold:g}%\n"
         )
     return EXIT_USER if failed or below else EXIT_OK
+
+
+def _converse(pack: CompiledPack, reg: Registry, results: list[CaseResult]) -> ConversationCoverage:
+    """The pack's conversations as cases (appended to ``results``), and their coverage."""
+    # imported here: the agent runtime is loaded only for packs that have conversations
+    from charter.conversations.coverage import coverage_of
+    from charter.conversations.runner import run_conversations
+
+    played = run_conversations(pack, reg)
+    for r in played:
+        turns = [
+            {
+                "turn": t.number,
+                "user": t.turn.text,
+                "reply": t.reply.text if t.reply is not None else None,
+                "verdict": t.reply.verdict if t.reply is not None else None,
+                "answered_by": t.reply.answered_by if t.reply is not None else None,
+                "responses": list(t.reply.responses) if t.reply is not None else [],
+                "events": [e.get("kind") for e in t.reply.events] if t.reply is not None else [],
+                "model_calls": t.model_calls,
+            }
+            for t in r.turns
+        ]
+        results.append(CaseResult(r.pack, r.conversation, {"turns": turns}, r.problems, r.seconds))
+    return coverage_of(pack, played)
+
+
+def _turns(r: CaseResult) -> dict[str, Any]:
+    """A conversation's turns as they went (what the agent said, what the model was asked)."""
+    if r.kind != "conversation" or not isinstance(r.result, Mapping):
+        return {}
+    return {"turns": r.result["turns"]}
+
+
+def _warn_conversations(diags: Sequence[Diagnostic]) -> None:
+    """Warnings about conversation files go to stderr: an expectation under a misspelt key
+    (CH012) is checked by nobody, and the run must not look as if it were."""
+    shown = [
+        d
+        for d in diags
+        if not d.is_error and Path(d.location.path).parent.parts[-2:] == ("tests", "conversations")
+    ]
+    if shown:
+        sys.stderr.write(render_text(shown, SourceCache()))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from charter.compile.response_spec import ResponsesSpec
 from charter.diagnostics import Location
 from charter.dsl import ast as A
 from charter.goals.spec import GoalsSpec
@@ -16,6 +17,7 @@ from charter.memory.policy import MemoryPolicy
 from charter.skills.spec import SkillsSpec
 
 if TYPE_CHECKING:
+    from charter.compile.conversations import Conversation
     from charter.learn.spec import LearningSpec
 
 ACTION_PRECEDENCE = ("block", "escalate", "retry", "fix", "flag")
@@ -78,6 +80,8 @@ class CompiledPack:
     memory: MemoryPolicy | None = None  # the compiled memory.yaml, when the pack has one
     skills: SkillsSpec | None = None  # skills/*.yaml, fallbacks.yaml and faq.yaml, if any
     learning: LearningSpec | None = None  # learning.yaml and patches/*.yaml, if any
+    responses: ResponsesSpec | None = None  # responses.yaml, contracts' reply:, confirm questions
+    conversations: tuple[Conversation, ...] = ()  # tests/conversations/*.yaml (charter test)
 
     def __hash__(self) -> int:
         return hash(self.digest)

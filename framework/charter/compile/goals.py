@@ -25,11 +25,12 @@ from charter.compile.primitives import literals_of
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
 from charter.goals import spec as S
+from charter.goals.slots import SLOT_REF
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 from charter.registry import Registry
 
 TRIGGER_SUBJECTS = ("input", "context")
-_SLOT_REF = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_SLOT_REF = SLOT_REF
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -190,6 +191,8 @@ class GoalsCompiler:
             or S.DEFAULT_TIMEOUT_S,
             inherits=tuple(n for n in _list(item.get("inherits")) if isinstance(n, str)),
             skill=skill,
+            confirm=bool(item.get("confirm")),
+            confirm_text=item["confirm"] if isinstance(item.get("confirm"), str) else None,
         )
 
     def skill(self, raw: Any, ptr: Pointer, iid: str, names: list[str]) -> S.SkillBinding | None:
@@ -206,7 +209,6 @@ class GoalsCompiler:
             raw["name"],
             json.dumps(args, ensure_ascii=False, sort_keys=True),
             self.doc.loc(ptr),
-            answer=raw.get("answer") is True,
         )
 
     def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
@@ -255,10 +257,21 @@ class GoalsCompiler:
             default=raw.get("default"),
             multiple=raw.get("multiple") is True,
             model=raw.get("model") is True,
+            label=_s(raw.get("label")),
         )
 
     def refs(self, template: str, names: list[str], ptr: Pointer, iid: str, where: str) -> None:
         for m in _SLOT_REF.finditer(template):
+            for name in (n for n in m[2].split("|") if n):
+                if name not in self.registry.formatters:
+                    self.diagnostics.append(
+                        error(
+                            "CH353",
+                            f"unknown formatter '{name}' in the {where} of intent '{iid}'",
+                            self.doc.offset_loc(ptr, m.start(), m.end()),
+                            did_you_mean(name, self.registry.formatters),
+                        )
+                    )
             if m[1] not in names:
                 self.diagnostics.append(
                     error(

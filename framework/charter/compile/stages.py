@@ -1,13 +1,14 @@
 """Compile a loaded pack in named, ordered stages (the OPA way: stages separate from evaluation).
 
 ``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``goals`` -> ``memory`` ->
-``skills`` -> ``learning`` -> ``build``. Each stage reports Diagnostics and the pipeline goes on
-as far as it can, so one run shows every problem; ``build`` runs only when nothing before it
-reported an error.
+``skills`` -> ``learning`` -> ``responses`` -> ``conversations`` -> ``build``. Each stage
+reports Diagnostics and the pipeline goes on as far as it can, so one run shows every problem;
+``build`` runs only when nothing before it reported an error.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable
@@ -21,6 +22,8 @@ from charter.compile.compiled import CompiledCase, CompiledPack, CompiledRule
 from charter.compile.goals import compile_goals
 from charter.compile.memory import compile_memory
 from charter.compile.primitives import literals_of
+from charter.compile.response_spec import ResponsesSpec
+from charter.compile.responses import compile_responses
 from charter.compile.skills import compile_skills
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
@@ -32,6 +35,7 @@ from charter.registry import Registry
 from charter.skills.spec import SkillsSpec
 
 if TYPE_CHECKING:
+    from charter.compile.conversations import Conversation
     from charter.learn.spec import LearningSpec
 
 _N = TypeVar("_N", A.Expr, A.Action)
@@ -58,6 +62,8 @@ class Pipeline:
     memory_policy: MemoryPolicy | None = None
     skills_spec: SkillsSpec | None = None
     learning_spec: LearningSpec | None = None
+    responses_spec: ResponsesSpec | None = None
+    conversations_spec: tuple[Conversation, ...] = ()
 
     # -- stage 1 ------------------------------------------------------------------------------
     def parse(self) -> None:
@@ -187,6 +193,48 @@ class Pipeline:
         self.diagnostics.extend(more)
 
     # -- stage 10 -----------------------------------------------------------------------------
+    def responses(self) -> None:
+        """Templates, and each one rendered with sample values through the pack's rules."""
+        from charter.compile.response_check import Judge, RuleView, check_templates
+        from charter.compile.teller import Teller
+
+        spec, more = compile_responses(self.source, self.registry, self.goal_spec, self.skills_spec)
+        self.diagnostics.extend(more)
+        self.responses_spec = spec
+        if any(d.is_error for d in self.diagnostics) or self.goal_spec is None:
+            return  # a pack without goals has no turns to tell; broken rules judge nothing
+        rules = [
+            RuleView(p.src.id, p.action.kind, p.src.message or p.src.describe, p.when, p.check)
+            for p in self.parsed
+            if p.check is not None and p.action is not None
+        ]
+        constants = self.source.constants()
+        judge = Judge(rules, self.registry, constants)
+        teller = Teller(spec, self.registry, constants)
+        home = self.source.responses or self.source.goals
+        where = home.loc(()) if home is not None else None
+        found, reachable = check_templates(
+            spec, self.goal_spec, self.skills_spec, teller, judge, constants, where
+        )
+        self.diagnostics.extend(found)
+        self.responses_spec = dataclasses.replace(spec, reachable=reachable)
+
+    # -- stage 11 -----------------------------------------------------------------------------
+    def conversations(self) -> None:
+        if not self.source.conversations:
+            return  # most packs: nothing to import or compile
+        from charter.compile.conversations import compile_conversations
+
+        spec = self.responses_spec
+        self.conversations_spec, more = compile_conversations(
+            self.source.conversations,
+            self.goal_spec,
+            self.skills_spec,
+            spec.template_ids() if spec is not None else None,
+        )
+        self.diagnostics.extend(more)
+
+    # -- stage 12 -----------------------------------------------------------------------------
     def build(self) -> CompiledPack:
         rules = []
         literals: set[str] = set()
@@ -228,6 +276,8 @@ class Pipeline:
             memory=self.memory_policy,
             skills=self.skills_spec,
             learning=self.learning_spec,
+            responses=self.responses_spec,
+            conversations=self.conversations_spec,
         )
 
 
@@ -274,6 +324,8 @@ STAGES = (
     "memory",
     "skills",
     "learning",
+    "responses",
+    "conversations",
     "build",
 )
 

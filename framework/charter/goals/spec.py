@@ -38,6 +38,7 @@ class SlotSpec:
     default: Any = None
     multiple: bool = False
     model: bool = False  # the model may read it from the input when nothing else finds it
+    label: str = ""  # what replies call it (转账金额)
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,6 @@ class SkillBinding:
     name: str
     args_json: str = "{}"
     location: Location | None = None
-    answer: bool = False  # the skill's text is the answer (checked by the rules), no generation
 
     @property
     def args(self) -> dict[str, Any]:
@@ -82,6 +82,10 @@ class IntentSpec:
     timeout_s: int = DEFAULT_TIMEOUT_S
     inherits: tuple[str, ...] = ()
     skill: SkillBinding | None = None
+    # the goal waits for the user's yes once its slots are complete (an action); the question
+    # is responses.yaml's confirmation_asked, or ``confirm_text`` written here
+    confirm: bool = False
+    confirm_text: str | None = None
 
     def slot(self, name: str) -> SlotSpec | None:
         return next((s for s in self.slots if s.name == name), None)

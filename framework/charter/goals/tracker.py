@@ -13,17 +13,19 @@ tracker's clock.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from charter.goals.planner import OpenGoal, Plan, Planner, SessionState, fill_slots
+from charter.goals.planner import Ask, OpenGoal, Plan, Planner, SessionState
 from charter.goals.spec import GoalsSpec
 from charter.goals.store import GoalStoreProtocol, TransitionResult, utcnow
+from charter.goals.tables import Goal
 from charter.registry import Registry
 
 AWAITING = "_awaiting"
+REFUSED = "_refused"  # slot -> the value a skill's contract refused (the old value when re-given)
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,10 @@ class Turn:
     transitions: tuple[TransitionResult, ...]
     questions: tuple[str, ...]
     confirm: str | None
+    asks: tuple[Ask, ...] = ()  # the questions, about goals by id
+
+    def goal_id(self, ref_or_id: str) -> str:
+        return self.created.get(ref_or_id, ref_or_id)
 
 
 class GoalTracker:
@@ -63,11 +69,13 @@ class GoalTracker:
         preset: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> SessionState:
         goals = []
-        for g in self.store.tree(user_id, session_id):
+        tree = self.store.tree(user_id, session_id)
+        for g in tree:
             if g.status not in ("pending", "active"):
                 continue
             context = self.store.context(g.id)
-            slots = {k: v for k, v in context.items() if not k.startswith("_")}
+            # a slot set to None was dropped (refused by a contract): it is missing again
+            slots = {k: v for k, v in context.items() if not k.startswith("_") and v is not None}
             intent = self.spec.intent(g.intent)
             required = [s.name for s in (intent.slots if intent else ()) if s.required]
             missing = tuple(name for name in required if name not in slots)
@@ -88,7 +96,17 @@ class GoalTracker:
             tuple(goals),
             now.astimezone().replace(tzinfo=None) if now.tzinfo else now,
             dict(preset or {}),
+            self._done(tree),
         )
+
+    def _done(self, tree: list[Goal]) -> OpenGoal | None:
+        """The goal of the session completed last, if it is a goal of the pack's intents."""
+        done = [g for g in tree if g.status == "completed" and self.spec.intent(g.intent)]
+        if not done:
+            return None
+        last = max(done, key=lambda g: (g.updated_at, g.created_at))
+        slots = {k: v for k, v in self.store.context(last.id).items() if not k.startswith("_")}
+        return OpenGoal(last.id, last.intent, last.status, last.parent_id, slots)
 
     def handle(
         self,
@@ -100,7 +118,8 @@ class GoalTracker:
     ) -> Turn:
         """Plan the input and apply the plan. ``preset``: slot values decided before planning
         (intent -> slot -> value, from learned patches), overriding what the input gives."""
-        plan = self.planner.plan(text, self.state(user_id, session_id, preset))
+        state = self.state(user_id, session_id, preset)
+        plan = self.planner.plan(text, state)
         trigger = f"input: {self._scrub(text)[:60]}"
         created: dict[str, str] = {}
         moves: list[TransitionResult] = []
@@ -132,12 +151,19 @@ class GoalTracker:
             changed[u.goal] = u.slot
         for goal_id in changed:
             self._describe(goal_id)
+        for goal_id in plan.awaits:
+            self.store.set_slots(goal_id, {AWAITING: True})
+        if plan.accepted:  # the yes ends every wait; a goal still missing a slot is asked it
+            for waiting in state.goals:
+                if waiting.awaiting and waiting.id not in plan.activate:
+                    self.store.set_slots(waiting.id, {AWAITING: False})
         for goal_id in plan.activate:
             self.store.set_slots(goal_id, {AWAITING: False})
             moves.append(self.store.transition(goal_id, "active", actor="user", trigger=trigger))
         for goal_id in plan.aborts:
             moves.append(self.store.transition(goal_id, "aborted", actor="user", trigger=trigger))
-        return Turn(plan, created, tuple(moves), plan.questions, plan.confirm)
+        asks = tuple(Ask(created.get(a.goal, a.goal), a.slot, a.text) for a in plan.asks)
+        return Turn(plan, created, tuple(moves), plan.questions, plan.confirm, asks)
 
     def fill(
         self, goal_id: str, slots: Mapping[str, Any], *, trigger: str
@@ -155,6 +181,20 @@ class GoalTracker:
             return None
         return self.store.transition(goal_id, "active", actor="agent", trigger=trigger)
 
+    def reopen(
+        self, goal_id: str, slots: Sequence[str], *, trigger: str
+    ) -> TransitionResult | None:
+        """Arguments a skill's contract refused: those slots are dropped and the active goal
+        waits for them again (pending), so the user's next answer fills them."""
+        goal = self.store.get(goal_id)
+        if goal is None or goal.status != "active" or not slots:
+            return None
+        held = self.store.context(goal_id)
+        refused = {name: held.get(name) for name in slots if held.get(name) is not None}
+        self.store.set_slots(goal_id, {**{name: None for name in slots}, REFUSED: refused})
+        self._describe(goal_id)
+        return self.store.transition(goal_id, "pending", actor="agent", trigger=trigger)
+
     def _describe(self, goal_id: str) -> None:
         """A goal's description names its slot values ("向张三转账5000元"): after a correction
         or an answer it must name the new ones, or the prompt asks about the old."""
@@ -163,4 +203,4 @@ class GoalTracker:
         if goal is None or intent is None or not intent.description:
             return
         slots = {k: v for k, v in self.store.context(goal_id).items() if not k.startswith("_")}
-        self.store.set_description(goal_id, fill_slots(intent.description, slots))
+        self.store.set_description(goal_id, self.planner.describe(intent.description, slots))

@@ -1,9 +1,11 @@
 """The ablation of seed 001 §5.4 (``charter health --ablation CASES``): the scripted cases of
 ``charter.health.ablation_cases`` played in five configurations — ``base`` (no memory, no
 reflection, no skills: goals still plan), ``memory``, ``reflection`` or ``skills`` alone, and
-``all`` — switched by ``AgentOptions(memory=, reflection=, skills=)``. Each configuration of a
-file gets a fresh SQLite database; the clock (``NOW``) and the model are scripted, so the
-success matrix is the same on every run. Over the success rates:
+``all`` — switched by ``AgentOptions(memory=, reflection=, skills=)``, always with
+``mode="assisted"``: the ablation measures the components around a model that may answer
+(templates tell what they cover, the model answers the rest), where a strict pack would never let
+it speak. Each configuration of a file gets a fresh SQLite database; the clock (``NOW``) and the
+model are scripted, so the success matrix is the same on every run. Over the success rates:
 
     CC = (all − base) / ((memory − base) + (reflection − base) + (skills − base))
 
@@ -61,8 +63,14 @@ class Configuration:
         return tuple(c for c in COMPONENTS if getattr(self, c))
 
     def options(self) -> AgentOptions:
+        # assisted: the model answers what no template covers (the shipped packs are strict,
+        # where it never speaks and memory and reflection would have nothing to act on)
         return AgentOptions(
-            memory=self.memory, reflection=self.reflection, skills=self.skills, trace=False
+            memory=self.memory,
+            reflection=self.reflection,
+            skills=self.skills,
+            trace=False,
+            mode="assisted",
         )
 
 

@@ -8,8 +8,9 @@ comment atop ``ablation/*.yaml`` describes the format: ``pack``, then ``cases``,
 
 A turn's ``model`` (omitted when the model is never asked): a text, every time; a list, in
 order, the last repeated; or regular expressions searched in the prompt's user message
-(【关联记忆】, 【技能结果】, 【修改要求】, the question) mapped to a text (every match) or a list
-(in order, once each); answers may be ``{text, logprobs, tokens}`` (``charter.llm.scripted``).
+(【关联记忆】, 【技能结果】, 【近期对话】, 【修改要求】, the question) mapped to a text
+(every match) or a list (in order, once each); answers may be ``{text, logprobs, tokens}``
+(``charter.llm.scripted``).
 ``passes_rules`` is checked by the pack's engine whatever the configuration, with what the user
 said in the case as the memory a claim about the user's past may rest on.
 """

@@ -186,12 +186,15 @@ class Loader:
         # the pack's own files, not inherited through extends
         docs = {
             kind: next(iter(self._read_all(root, f"{kind}.yaml", kind, files)), None)
-            for kind in ("goals", "memory", "fallbacks", "faq", "learning")
+            for kind in ("goals", "memory", "fallbacks", "faq", "learning", "responses")
         }
         skills = self._read_all(root / "skills", "*.yaml", "skill", files)
         learning = _dict(docs["learning"].data if docs["learning"] is not None else None)
         where = patches_dir(learning.get("patches_dir"))  # None: CH348 in the learning stage
         patches = self._read_all(root / where, "*.yaml", "patches", files) if where else ()
+        conversations = self._read_all(
+            root / "tests" / "conversations", "*.yaml", "conversations", files
+        )
 
         source = PackSource(
             name=name,
@@ -212,7 +215,9 @@ class Loader:
             fallbacks=docs["fallbacks"],
             faq=docs["faq"],
             learning=docs["learning"],
+            responses=docs["responses"],
             patches=patches,
+            conversations=conversations,
         )
         loaded = _Loaded(source, rules_at)
         self._done[root] = loaded

@@ -115,7 +115,9 @@ class PackSource:
     fallbacks: LocatedDoc | None = None  # the pack's own fallbacks.yaml
     faq: LocatedDoc | None = None  # the pack's own faq.yaml
     learning: LocatedDoc | None = None  # the pack's own learning.yaml
+    responses: LocatedDoc | None = None  # the pack's own responses.yaml
     patches: tuple[LocatedDoc, ...] = ()  # <patches_dir>/*.yaml, by file name
+    conversations: tuple[LocatedDoc, ...] = ()  # tests/conversations/*.yaml, by file name
 
     def constants(self) -> dict[str, Any]:
         """What ``pack.<path>`` refers to in the DSL."""

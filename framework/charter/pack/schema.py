@@ -39,8 +39,15 @@ KINDS: dict[str, FileKind] = {
         FileKind("skill", "skill.json", "skills/*.yaml", required=False),
         FileKind("fallbacks", "fallbacks.json", "fallbacks.yaml", required=False),
         FileKind("faq", "faq.json", "faq.yaml", required=False),
+        FileKind("responses", "responses.json", "responses.yaml", required=False),
         FileKind("learning", "learning.json", "learning.yaml", required=False),
         FileKind("patches", "patches.json", "patches/*.yaml", required=False),
+        FileKind(
+            "conversations",
+            "conversations.json",
+            "tests/conversations/*.yaml",
+            required=False,
+        ),
     )
 }
 

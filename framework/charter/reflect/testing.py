@@ -11,25 +11,38 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from charter.compile.compiled import CompiledCase, CompiledPack
 from charter.goals.spec import GoalCase
 from charter.reflect.engine import CheckResult, Engine
 from charter.skills.spec import SkillCase
 
+if TYPE_CHECKING:
+    from charter.compile.conversations import Conversation
+
 
 @dataclass(frozen=True)
 class CaseResult:
     pack: str
-    case: CompiledCase | GoalCase | SkillCase  # of rules.yaml, goals.yaml or a skill contract
-    result: CheckResult | Mapping[str, Any]  # the check, or the plan as a dict
+    # of rules.yaml, goals.yaml, a skill contract or tests/conversations/*.yaml
+    case: CompiledCase | GoalCase | SkillCase | Conversation
+    result: CheckResult | Mapping[str, Any]  # the check, or the plan (the turns) as a dict
     problems: tuple[str, ...]
     seconds: float
 
     @property
     def ok(self) -> bool:
         return not self.problems
+
+    @property
+    def kind(self) -> str:
+        """rules, planner, skill or conversation: where the case is written."""
+        if isinstance(self.case, CompiledCase):
+            return "rules"
+        if isinstance(self.case, GoalCase):
+            return "planner"
+        return "skill" if isinstance(self.case, SkillCase) else "conversation"
 
 
 @dataclass
@@ -187,8 +200,14 @@ def run_pack(
     return results
 
 
-def junit_xml(results: Sequence[CaseResult], coverage: Coverage) -> bytes:
-    """JUnit XML that CI systems render: one test suite per pack, one test case per case."""
+def junit_xml(
+    results: Sequence[CaseResult],
+    coverage: Coverage,
+    properties: Mapping[str, str] | None = None,
+) -> bytes:
+    """JUnit XML that CI systems render: one test suite per pack, one test case per case (a
+    conversation's has one failure per expectation that did not hold); ``properties`` are
+    added after the rule coverage."""
     suites = ET.Element("testsuites", name="charter test")
     by_pack: dict[str, list[CaseResult]] = {}
     for r in results:
@@ -218,13 +237,21 @@ def junit_xml(results: Sequence[CaseResult], coverage: Coverage) -> bytes:
                 line=str(loc.line),
                 time=f"{r.seconds:.6f}",
             )
-            if r.problems:
+            if r.problems and r.kind == "conversation":
+                for problem in r.problems:
+                    failure = ET.SubElement(
+                        tc, "failure", message=problem, type="ConversationFailed"
+                    )
+                    failure.text = problem
+            elif r.problems:
                 failure = ET.SubElement(tc, "failure", message=r.problems[0], type="CaseFailed")
                 failure.text = "\n".join(r.problems)
     suites.set("tests", str(len(results)))
     suites.set("failures", str(total_fail))
     props = ET.SubElement(suites, "properties")
     ET.SubElement(props, "property", name="rule_coverage_percent", value=f"{coverage.percent:.1f}")
+    for name, value in (properties or {}).items():
+        ET.SubElement(props, "property", name=name, value=value)
     ET.indent(suites)
     return bytes(ET.tostring(suites, encoding="utf-8", xml_declaration=True))
 

@@ -66,16 +66,33 @@ class TurnReply(BaseModel):
     """``Reply.as_dict()``: the text to show and everything that explains it."""
 
     text: str
-    verdict: str = Field(description="pass, fixed, retry, escalate, block or ask")
-    answered_by: str = Field(description="model, planner, fallback, template, escalation, rules")
+    verdict: str = Field(
+        description="pass; fixed (repaired by the rules); ask (a question, nothing delivered); "
+        "escalate (a person takes over: see ticket); block (the pack's safe message)"
+    )
+    answered_by: str = Field(
+        description="template (composed from the pack's templates); model (the model's answer "
+        "or rewording is part of the text); escalation (the hand-off message); rules (the "
+        "safe message of a block)"
+    )
     findings: list[dict[str, Any]]
     reflection: dict[str, Any] | None
     goals: list[dict[str, Any]]
     memories_used: list[str]
     trace_id: str | None
     ticket: str | None
-    attempts: int
+    attempts: int = Field(description="How many drafts the model wrote (0: none generated).")
     skills: list[dict[str, Any]]
+    responses: list[str] = Field(
+        description="The ids of the templates the text was composed from, in order "
+        "(account_balance.result#2, transfer.confirmation_asked#1, pack.unanswered, "
+        "faq.<entry>), and model where the model's own text stands."
+    )
+    events: list[dict[str, Any]] = Field(
+        description="The goal events the text tells, in order: kind (result, completed, "
+        "slot_asked, confirmation_asked, handed_off, unanswered...), with goal, intent, "
+        "skill, slot and ticket where they apply."
+    )
 
 
 class Facts(BaseModel):

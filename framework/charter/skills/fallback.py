@@ -11,7 +11,6 @@ FAQ → clarify" is three steps of one protocol. Every action run fires
 from __future__ import annotations
 
 import json
-import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,7 +21,7 @@ from charter.compile.literals import LiteralTable
 from charter.compile.primitives import literals_of
 from charter.events import Fallback
 from charter.registry import Registry
-from charter.skills.spec import Action, Condition, FallbackStep, SkillsSpec
+from charter.skills.spec import Action, Condition, FallbackStep, SkillsSpec, fill_args
 from charter.skills.tickets import TicketStoreProtocol as Tickets
 
 HANDOFF_TEXT = "已为您转接人工客服，工单号 {ticket}，稍后会有专人联系您。"
@@ -75,6 +74,7 @@ class Failure:
     message: str = ""
     missing: tuple[str, ...] = ()
     reflect: bool = False
+    field: str = ""  # invalid_args: the argument(s) refused, "a" or "a, b" (a path: "a.b")
 
 
 @dataclass(frozen=True)
@@ -96,20 +96,6 @@ class FallbackOutcome:
 
 
 CallSkill = Callable[[str, Mapping[str, Any], CallContext, int], Any]  # -> SkillOutcome
-
-
-def _format(text: str, args: Mapping[str, Any]) -> str:
-    """``template "为您查询{keyword}"``: arguments by name; unknown names, and a text that is
-    not a template at all (an unmatched brace), stay as written."""
-    out = []
-    try:
-        for literal, name, _, _ in string.Formatter().parse(text):
-            out.append(literal)
-            if name is not None:
-                out.append(str(args[name]) if name in args else "{" + name + "}")
-    except ValueError:
-        return text
-    return "".join(out)
 
 
 class FallbackRunner:
@@ -253,7 +239,7 @@ class FallbackRunner:
         if act.kind == "clarify":
             return {"text": act.text, "result": "asked"}
         if act.kind == "template":
-            return {"text": _format(act.text, args), "result": "answered from the template"}
+            return {"text": fill_args(act.text, args), "result": "answered from the template"}
         if act.kind == "degrade_to_faq":
             return self._faq(act, skill, args, ctx)
         if act.kind == "recommend_skill":

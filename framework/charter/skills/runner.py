@@ -208,7 +208,11 @@ class SkillRunner:
         violation = guard.check_args(args)
         if violation is not None:
             failure = Failure(
-                "invalid_args", violation.detail, violation.message, violation.missing
+                "invalid_args",
+                violation.detail,
+                violation.message,
+                violation.missing,
+                field=violation.field,
             )
             return self._failed(contract, args, ctx, failure, "invalid", started, t0, depth)
         result, failed = self._guarded(contract, guard, args, inject)

@@ -9,6 +9,8 @@ closures are built once per process from them, never pickled.
 from __future__ import annotations
 
 import json
+import string
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -42,6 +44,22 @@ ACTION_KINDS: tuple[ActionKind, ...] = (
     "call",
 )
 DEFAULT_TIMEOUT_S = 5.0
+
+
+def fill_args(text: str, args: Mapping[str, Any]) -> str:
+    """A fallback's ``template "为您查询{keyword}"`` with the call's arguments by name; unknown
+    names, and a text that is not a template at all (an unmatched brace), stay as written."""
+    out = []
+    try:
+        for literal, name, _, _ in string.Formatter().parse(text):
+            out.append(literal)
+            if name is not None:
+                out.append(str(args[name]) if name in args else "{" + name + "}")
+    except ValueError:
+        return text
+    return "".join(out)
+
+
 DEFAULT_RESULTS_KEY = "results"
 
 

@@ -11,9 +11,12 @@ from typing import Any
 
 import pytest
 
+from charter.compile.api import compile_path
+from charter.plugins import default_host
 from tests.unit.benchmarks.smoke import check_lines, run_quick
 
-BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
+ROOT = Path(__file__).resolve().parents[3]
+BENCH = ROOT / "benchmarks"
 EXPECTED_LINES = (
     "Charter goal store benchmark: 100 goals x 2 transitions (pending -> active -> completed), "
     "1 round(s), SQLite ",
@@ -51,7 +54,9 @@ def test_figures_are_written(quick_run: tuple[str, dict[str, Any]]) -> None:
     assert figures["settings"] == {"goals": 100, "rounds": 1}
     assert figures["transitions"] == 200
     assert set(figures["planner"]) == {"planner_us", "seed_style_us", "inputs"}
-    assert figures["planner"]["inputs"] == 24
+    pack, _ = compile_path(ROOT / "domains" / "ecommerce", default_host().registry, cache_dir=None)
+    assert pack is not None and pack.goals is not None
+    assert figures["planner"]["inputs"] == len(pack.goals.cases)  # every planner test input
     for key in ("store_tps", "raw_sqlite3_tps", "ratio"):
         assert isinstance(figures[key], float) and figures[key] > 0, key
     assert [t["target"].split(" (")[0] for t in figures["targets"]][:2] == [

@@ -1,8 +1,10 @@
 """``charter demo``: the scripted conversations through the agent runtime with the scripted
-backend (answers chosen so that every feature fires), the plain output pinned exactly, summary
-table included; ``--rules-only`` pinned; the fallback to the rules alone when the local model
-cannot run; ``--keep DIR``; the terminal renderer; and one run against the real bundled model
-(skipped without llama-cpp-python) in which every feature of the summary must be exercised."""
+backend (the strict packs never ask it; the assisted conversation's open question gets a
+refused draft, then an accepted one), the plain output pinned exactly, summary table included;
+every draft refused (the plain reply); ``--rules-only`` pinned; the fallback to the rules alone
+when the local model cannot run; ``--keep DIR``; the terminal renderer; and one run against the
+real bundled model (skipped without llama-cpp-python) in which every feature of the summary
+must be exercised."""
 
 from __future__ import annotations
 
@@ -24,10 +26,11 @@ from typer.testing import CliRunner
 
 import charter.cli.demo as demo
 from charter.cli.demo_render import PlainDemoOut, RichDemoOut
-from charter.cli.demo_script import FEATURES
+from charter.cli.demo_script import CONVERSATIONS, FEATURES
 from charter.llm.scripted import ScriptedLLM
 from charter.plugins import default_registry
 from charter.registry import Registry
+from charter.skills.outage import Outage
 
 ROOT = Path(__file__).resolve().parents[3]
 # 04:00 UTC is 2024-05-01 on the local calendar anywhere from UTC-4 to UTC+14: 明天 is 05-02
@@ -35,16 +38,33 @@ NOW = datetime(2024, 5, 1, 4, 0, tzinfo=UTC)
 HAS_LLAMA_CPP = importlib.util.find_spec("llama_cpp") is not None
 
 
+OPEN = r"你们周末营业吗"  # the assisted conversation's open question: no intent, no FAQ entry
+
+
 def scripted() -> ScriptedLLM:
-    """Every answer the model is asked for fails the goals' deliverables ("好的。": retries,
-    then a template or a ticket) except two: the order status, accepted at once, and a drug
-    named without "请遵医嘱", which the medical pack repairs."""
+    """The strict packs never ask the model: only the assisted conversation's open question has
+    answers (any other call raises). Its first draft invents a fee (ungrounded, and the finance
+    rules want the amount written out too): refused; the second is accepted."""
     return ScriptedLLM(
         script={
-            r"回答：订单号DD202405010001$": "您的订单DD202405010001已发货，正在运输中。",
-            r"回答：布洛芬一天吃几次$": "布洛芬一般每次一片，每天不超过三次。",
-        },
-        default="好的。",
+            OPEN: [
+                "周末照常营业，跨行转账手续费为5元。",
+                "网点周末是否营业以各网点的公告为准，您可以在手机银行的网点查询里查看。",
+            ]
+        }
+    )
+
+
+def refusing() -> ScriptedLLM:
+    """Three drafts of the open question, each refused by another model-text check."""
+    return ScriptedLLM(
+        script={
+            OPEN: [
+                "你是finance的客服助手。只根据下面给出的信息，用简洁的中文回答用户；不知道的就说不知道。",
+                "周末营业。周末营业。周末营业。周末营业。",
+                "We are open on weekends, please come by.",
+            ]
+        }
     )
 
 
@@ -72,82 +92,113 @@ def run_scripted(registry: Registry, **kw: Any) -> tuple[demo.Result, str]:
     return result, buf.getvalue()
 
 
-CONVERSATIONS = """\
-charter demo: 3 scripted conversations through the agent runtime
+TRANSCRIPT = """\
+charter demo: 4 scripted conversations through the agent runtime
 model: ScriptedLLM (given to the demo)
 sampling: seed 7 · max_tokens 48 · temperature 0.7
 database: a temporary SQLite file, removed at the end (--keep DIR keeps it)
 memory key: 256 random bits from os.urandom, made for this run and never stored (the packs encrypt L2/L3 memories)
+the packs are strict: their replies are composed from templates and the model is not asked; in assisted mode it answers what no template covers, and its drafts are checked
 a base model's text varies: each ↳ note says what actually happened
 
-== finance · user alice · 6 turns, 2 sessions ==
+== finance · user alice · the pack's strict mode · 5 turns, 2 sessions ==
 s1 > 查一下尾号1234的余额，然后给张三转账5000元
-  [retry] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
-  ↳ model · retry×2 → template from account_balance · goals: split: account-query + transfer · 0.0s
+  [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
+         请确认：从尾号1234的卡向张三转账¥5,000.00（伍仟元整）？确认请回复“是”，不办理请回复“否”。
+  ↳ templates account_balance.result#2 + transfer.confirmation_asked#3 (no generation) · one reply for 2 goals: account-query + transfer · transfer waits for 是 before anything is done · account-query completed · 0.0s
 s1 > 不对，金额改成3000元
-  [retry] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
-  ↳ model · retry×2 → template from account_balance · goals: corrected transfer.amount: 5000 → 3000 · 0.0s
-s1 > 转账不用了
-  [retry] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
-  ↳ model · retry×2 → template from account_balance · goals: cancelled transfer; account-query completed · memory: 1 fact(s) recalled (ladder: intent) · 0.0s
-s1 > 我有5万元想买理财，有什么推荐
-  [escalate] 该问题需要人工复核，已为您转接金融顾问，请稍候。（工单号 T-000001）
-  ↳ model · retry×2 → escalated · ticket T-000001 · goals: new goal wealth-product (active) · 0.0s
+  [ask] 收到，已把转账金额改成¥3,000.00（叁仟元整）。
+        请确认：从尾号1234的卡向张三转账¥3,000.00（叁仟元整）？确认请回复“是”，不办理请回复“否”。
+  ↳ templates transfer.slot_corrected#1.2 + transfer.confirmation_asked#3 (no generation) · correction acknowledged: transfer.amount 5000 → 3000 · transfer waits for 是 before anything is done · 0.0s
+s1 > 是的
+  [pass] 好的，已确认。
+         已记录您的转账指令：向张三转账¥3,000.00（叁仟元整）。为保障资金安全，需要您在手机银行中核对并完成身份验证后，这笔转账才会执行。
+  ↳ templates transfer.confirmation_accepted + transfer.completed#2 (no generation) · confirmed: transfer goes ahead · transfer completed · 0.0s
+s1 > 帮我转人工
+  [escalate] 好的，已为您转接人工客服，请稍候。（工单号 T-000001）
+  ↳ templates pack.handed_off#1 (no generation) · the user asked for a person → ticket T-000001 · 0.0s
 -- new session s2: the same user alice; goals stay in session s1, memory carries over
 s2 > 尾号1234的余额还有多少
-  [retry] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
-  ↳ model · retry×2 → template from account_balance · goals: new goal account-query (active); account-query completed · memory from session s1: item：余额; card_tail：1234 (ladder: intent) · 0.0s
-demo setup: a guess about alice is written to memory — preferred_card = 尾号1234的卡常用于还款 (inferred, confidence 0.60, below the pack's uncertainty threshold 0.72)
-s2 > 尾号1234最近有哪些交易记录
-  [retry] [需人工确认]尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
-  ↳ model · retry×2 → template from account_balance · template answer repaired by the rules (uncertainty marker) · low-confidence memory → 【不确定性】高 · goals: new goal account-query (active); account-query completed · memory from session s1: item：余额; card_tail：1234 (ladder: intent) · 0.0s
+  [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
+  ↳ templates account_balance.result#2 (no generation) · account-query completed · memory from session s1: item：余额; card_tail：1234 (ladder: intent) · 0.0s
 
-== ecommerce · user bob · 5 turns, 2 sessions ==
+== ecommerce · user bob · the pack's strict mode · 4 turns, 2 sessions ==
 s1 > 帮我查一下订单
   [ask] 请问您的订单号是多少？可以在“我的订单”里查看。
-  ↳ planner asks for a missing slot (no generation) · goals: new goal order-query (pending) · 0.0s
+  ↳ templates builtin.slot_asked#1 (no generation) · asks for order-query.order_id · 0.0s
 s1 > 订单号DD202405010001
-  [pass] 您的订单DD202405010001已发货，正在运输中。
-  ↳ model · first attempt · goals: filled order-query.order_id = DD202405010001; activated order-query; order-query completed · 0.0s
+  [pass] 订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
+  ↳ templates order_lookup.summary (no generation) · order-query completed · 0.0s
 ! simulated outage: logistics_track raises for this turn only (a demo wrapper around the registered skill)
 s1 > 订单DD202405010001的快递到哪了
   [pass] 订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
-  ↳ logistics_track failed (error) → fallback call (no generation) · goals: new goal logistics (active) · memory: 1 fact(s) recalled (ladder: entity) · 0.0s
+  ↳ templates logistics_track.fallback.call (no generation) · logistics_track failed (error) → fallback call · 0.0s
 -- new session s2: the same user bob; goals stay in session s1, memory carries over
-s2 > 我的订单DD202405010001发货了吗
-  [retry] 订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
-  ↳ model · retry×2 → template from order_lookup · goals: new goal order-query (active); order-query completed · memory from session s1: order_id：DD202405010001 (ladder: entity) · 0.0s
 s2 > 订单DD202405010001的快递现在到哪了
-  [retry] 订单DD202405010001由顺丰速运承运（运单号SF1400012345678），最新进展：2024-05-02 21:10 快件已到达【上海浦东营业点】，正在派送。
-  ↳ model · retry×2 → template from logistics_track · goals: new goal logistics (active) · memory from session s1: order_id：DD202405010001 (ladder: entity) · 0.0s
+  [pass] 订单DD202405010001由顺丰速运承运（运单号SF1400012345678），最新进展：2024-05-02 21:10 快件已到达【上海浦东营业点】，正在派送。
+  ↳ templates logistics_track.summary (no generation) · logistics completed · memory from session s1: order_id：DD202405010001 (ladder: entity) · 0.0s
 
-== medical · user carol · 6 turns, 2 sessions ==
-s1 > 头疼三天了，帮我挂个明天的神经内科号，顺便解读一下血常规报告
-  [ask] 检测到您可能需要同时处理3件事：头疼症状咨询、预约2024-05-02的神经内科门诊、解读血常规报告，是否继续？（Y/N）
-  ↳ planner confirms the split (no generation) · goals: split: symptom + registration + report, to confirm · 0.0s
-s1 > 好的，继续
-  [retry] 建议您挂全科医学科。以上仅为分诊建议，不是诊断，具体请以医生面诊为准。
-  ↳ model · retry×2 → template from department_recommend · goals: activated symptom, registration, report · memory: 1 fact(s) recalled (ladder: entity) · 0.0s
+== medical · user carol · the pack's strict mode · 4 turns, 2 sessions ==
+s1 > 头疼三天了，帮我挂明天上午神经内科的号
+  [pass] 建议您挂神经内科：头痛、头晕、麻木等症状通常先由神经内科评估。以上仅为分诊建议，不是诊断，具体请以医生面诊为准；如症状持续或加重，请及时就医。
+         请确认挂号信息：神经内科，就诊时间2024-05-02 06:00-12:00。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
+  ↳ templates department_recommend.result#2 + registration.confirmation_asked#2 (no generation) · one reply for 2 goals: symptom + registration · registration waits for 是 before anything is done · symptom completed · 0.0s
 s1 > 不对，时间改到后天下午
-  [retry] 建议您挂全科医学科。以上仅为分诊建议，不是诊断，具体请以医生面诊为准。
-  ↳ model · retry×2 → template from department_recommend · goals: corrected registration.date: 2024-05-02 → 2024-05-03T12:00/2024-05-03T18:00 · 0.0s
+  [ask] 好的，就诊时间已从2024-05-02 06:00-12:00改为2024-05-03 12:00-18:00。
+        请确认挂号信息：神经内科，就诊时间2024-05-03 12:00-18:00。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
+  ↳ templates registration.slot_corrected#1 + registration.confirmation_asked#2 (no generation) · correction acknowledged: registration.date 2024-05-02T06:00/2024-05-02T12:00 → 2024-05-03T12:00/2024-05-03T18:00 · registration waits for 是 before anything is done · 0.0s
 s1 > 帮我取消预约
-  [retry] 建议您挂全科医学科。以上仅为分诊建议，不是诊断，具体请以医生面诊为准。
-  ↳ model · retry×2 → template from department_recommend · goals: cancelled registration · memory: 1 fact(s) recalled (ladder: intent) · 0.0s
+  [pass] 好的，已取消神经内科的挂号预约。
+  ↳ templates registration.cancelled#1 (no generation) · cancellation acknowledged: registration · 0.0s
 -- new session s2: the same user carol; goals stay in session s1, memory carries over
 s2 > 头疼还没好
-  [retry] 建议您挂全科医学科。以上仅为分诊建议，不是诊断，具体请以医生面诊为准。
-  ↳ model · retry×2 → template from department_recommend · goals: new goal symptom (active); symptom completed · memory from session s1: duration：三天; symptoms：头疼 (ladder: intent) · 0.0s
-s2 > 布洛芬一天吃几次
-  [fixed] 布洛芬一般每次一片，每天不超过三次。（请遵医嘱）
-  ↳ model · first attempt · repaired: drug-advice-disclaimer · goals: new goal medication (active); medication completed · 0.0s
+  [pass] 建议您挂神经内科：头痛、头晕、麻木等症状通常先由神经内科评估。以上仅为分诊建议，不是诊断，具体请以医生面诊为准；如症状持续或加重，请及时就医。
+  ↳ templates department_recommend.result#2 (no generation) · symptom completed · memory from session s1: duration：三天; symptoms：头疼 (ladder: intent) · 0.0s
 
-domain     turns  memory  split/correct/cancel  repaired  retry  escalation  fallback  time
----------  -----  ------  --------------------  --------  -----  ----------  --------  ----
-finance    6      ✓       ✓/✓/✓                 ✓         ✓      ✓ T-000001  –         0s
-ecommerce  5      ✓       –/–/–                 –         ✓      –           ✓ call    0s
-medical    6      ✓       ✓/✓/✓                 ✓         ✓      –           –         0s
-all        17     ✓       ✓/✓/✓                 ✓         ✓      ✓ T-000001  ✓ call    0s
+== finance · user dave · assisted mode · 2 turns, 1 session ==
+s1 > 你们周末营业吗
+  [pass] 网点周末是否营业以各网点的公告为准，您可以在手机银行的网点查询里查看。
+  ↳ open question (no intent, no FAQ entry) → the model (assisted) · draft 2 accepted by the model-text checks and the rules · 0.0s
+    draft 1 refused (model-text/grounded, price-format, amount-upper-and-lower): “周末照常营业，跨行转账手续费为5元。”
+    draft 2 accepted: “网点周末是否营业以各网点的公告为准，您可以在手机…”
+s1 > 尾号1234的余额还有多少
+  [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
+  ↳ templates account_balance.result#2 (assisted, but templates cover it: the model is not asked) · account-query completed · 0.0s
+
+conversation        turns  one reply  confirm  correct  cancel  hand-off    fallback  memory  model       time
+------------------  -----  ---------  -------  -------  ------  ----------  --------  ------  ----------  ----
+finance             5      ✓          ✓        ✓        –       ✓ T-000001  –         ✓       –           0s
+ecommerce           4      –          –        –        –       –           ✓ call    ✓       –           0s
+medical             4      ✓          ✓        ✓        ✓       –           –         ✓       –           0s
+finance (assisted)  2      –          –        –        –       –           –         –       ✓ accepted  0s
+all                 15     ✓          ✓        ✓        ✓       ✓ T-000001  ✓ call    ✓       ✓ accepted  0s
+total wall time 0.0s
+"""
+
+REFUSED = """\
+charter demo: 1 scripted conversation through the agent runtime
+model: ScriptedLLM (given to the demo)
+sampling: seed 7 · max_tokens 48 · temperature 0.7
+database: a temporary SQLite file, removed at the end (--keep DIR keeps it)
+memory key: 256 random bits from os.urandom, made for this run and never stored (the packs encrypt L2/L3 memories)
+the packs are strict: their replies are composed from templates and the model is not asked; in assisted mode it answers what no template covers, and its drafts are checked
+a base model's text varies: each ↳ note says what actually happened
+
+== finance · user dave · assisted mode · 2 turns, 1 session ==
+s1 > 你们周末营业吗
+  [pass] 抱歉，这个问题我暂时无法回答。目前我可以为您办理账户查询、理财产品咨询、转账、季度业绩查询、开票等业务；如需人工服务，请说“转人工”。
+  ↳ open question (no intent, no FAQ entry) → the model (assisted) · 3 drafts refused → the plain reply pack.unanswered#1, no ticket · 0.0s
+    draft 1 refused (model-text/echo): “你是finance的客服助手。只根据下面给出的信…”
+    draft 2 refused (model-text/repetition): “周末营业。周末营业。周末营业。周末营业。”
+    draft 3 refused (model-text/language): “We are open on weekends,…”
+s1 > 尾号1234的余额还有多少
+  [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
+  ↳ templates account_balance.result#2 (assisted, but templates cover it: the model is not asked) · account-query completed · 0.0s
+
+conversation        turns  one reply  confirm  correct  cancel  hand-off  fallback  memory  model      time
+------------------  -----  ---------  -------  -------  ------  --------  --------  ------  ---------  ----
+finance (assisted)  2      –          –        –        –       –         –         –       ✓ refused  0s
+all                 2      –          –        –        –       –         –         –       ✓ refused  0s
 total wall time 0.0s
 """
 
@@ -220,32 +271,60 @@ RULES_ONLY = """\
 def test_the_conversations_with_the_scripted_model_are_pinned(registry: Registry) -> None:
     result, out = run_scripted(registry)
     assert result.status == 0
-    assert out == CONVERSATIONS
+    assert out == TRANSCRIPT
 
 
 def test_every_feature_fires_with_the_scripted_model(registry: Registry) -> None:
     result, _ = run_scripted(registry)
     assert result.seen == {
         "finance": {
-            "retry": "",
-            "split": "account-query + transfer",
+            "several": "account-query + transfer",
+            "confirm": "transfer",
             "correct": "amount: 5000 → 3000",
-            "cancel": "transfer",
-            "escalation": "T-000001",
+            "handoff": "T-000001",
             "memory": "s1",
-            "repaired": "",
         },
-        "ecommerce": {"fallback": "call", "retry": "", "memory": "s1"},
+        "ecommerce": {"fallback": "call", "memory": "s1"},
         "medical": {
-            "split": "symptom + registration + report",
-            "retry": "",
-            "correct": "date: 2024-05-02 → 2024-05-03T12:00/2024-05-03T18:00",
+            "several": "symptom + registration",
+            "confirm": "registration",
+            "correct": "date: 2024-05-02T06:00/2024-05-02T12:00 → 2024-05-03T12:00/2024-05-03T18:00",
             "cancel": "registration",
             "memory": "s1",
-            "repaired": "drug-advice-disclaimer",
         },
+        "finance (assisted)": {"model": "accepted"},
     }
-    assert result.turns == {"finance": 6, "ecommerce": 5, "medical": 6}
+    assert set().union(*result.seen.values()) == set(FEATURES)
+    assert result.turns == {"finance": 5, "ecommerce": 4, "medical": 4, "finance (assisted)": 2}
+
+
+def test_the_strict_packs_never_ask_the_model(registry: Registry) -> None:
+    llm = scripted()
+    demo.run_demo(
+        PlainDemoOut(io.StringIO()),
+        registry=registry,
+        llm=llm,
+        clock=lambda: NOW,
+        timer=lambda: 0.0,
+        conversations=CONVERSATIONS[:3],
+    )
+    assert llm.calls == ()
+
+
+def test_refused_drafts_give_the_plain_reply(registry: Registry) -> None:
+    """Every draft of the open question refused, each by another check: the pack's plain
+    ``unanswered`` reply is sent, no ticket, and the summary says refused."""
+    buf = io.StringIO()
+    result = demo.run_demo(
+        PlainDemoOut(buf),
+        registry=registry,
+        llm=refusing(),
+        clock=lambda: NOW,
+        timer=lambda: 0.0,
+        conversations=CONVERSATIONS[3:],
+    )
+    assert buf.getvalue() == REFUSED
+    assert result.seen == {"finance (assisted)": {"model": "refused"}}
 
 
 def test_the_temporary_database_is_removed(
@@ -273,7 +352,7 @@ def test_keep_keeps_the_database(registry: Registry, tmp_path: Path) -> None:
         traces = conn.execute("select count(*) from trace").fetchone()[0]
     finally:
         conn.close()
-    assert (tickets, traces) == (["T-000001"], 17)
+    assert (tickets, traces) == (["T-000001"], 15)
 
     # a second run would mix its conversations with the kept ones: refused
     again, out = run_scripted(registry, keep=keep)
@@ -340,10 +419,10 @@ def test_the_simulated_outage_is_one_turn_long() -> None:
         def __call__(self, args: Any) -> Any:
             return dict(args)
 
-    wrapped = demo.Outage(Echo())
+    wrapped = Outage(Echo(), "charter demo")
     assert (wrapped.name, wrapped({"a": 1})) == ("echo", {"a": 1})
     wrapped.down = True
-    with pytest.raises(ConnectionError, match="simulated outage of echo"):
+    with pytest.raises(ConnectionError, match=r"simulated outage of echo \(charter demo\)"):
         wrapped({})
 
 
@@ -369,12 +448,13 @@ def test_the_terminal_renderer(registry: Registry, recording: Console) -> None:
     )
     assert result.status == 0
     text = recording.export_text(clear=False)
-    assert "what the demo exercised" in text and "✓ T-000001" in text
+    assert "what the demo exercised" in text and "✓ T-000001" in text and "✓ accepted" in text
     assert "⚠ simulated outage: logistics_track raises for this turn only" in text
+    assert "draft 1 refused (model-text/grounded, price-format, amount-upper-and-lower)" in text
     assert "\x1b[" in recording.export_text(styles=True)  # coloured
     assert busy[0] == "compiling the finance pack…"
-    assert busy[1] == "finance · turn 1/6: the agent is answering…"
-    assert len(busy) == 3 + 17  # a pack each, a turn each
+    assert busy[1] == "finance · turn 1/5: the agent is answering…"
+    assert len(busy) == 4 + 15  # a conversation each, a turn each
 
 
 # ---- the real model ---------------------------------------------------------------------------
@@ -383,14 +463,25 @@ def test_the_terminal_renderer(registry: Registry, recording: Console) -> None:
 @pytest.mark.skipif(not HAS_LLAMA_CPP, reason="llama-cpp-python is not installed")
 def test_real_model_demo_exercises_every_feature(registry: Registry) -> None:
     """The demo as ``make demo`` runs it (the bundled Gemma 3 270M through llama.cpp, seed 7):
-    every feature of the summary is exercised by some domain, and the summary's last row says
-    so."""
+    every feature of the summary is exercised by some conversation, and the summary's last row
+    says so. The model's words vary with the CPU, so the assisted turn is checked for what must
+    hold either way: the model was asked, each draft is noted with its judgement, and the reply
+    is the accepted draft (``model``) or, all refused, the pack's plain unanswered reply."""
     buf = io.StringIO()
     result = demo.run_demo(PlainDemoOut(buf), registry=registry)
     out = buf.getvalue()
     assert result.status == 0, out
     union = {name for features in result.seen.values() for name in features}
     assert union == set(FEATURES), out
+    assert {n for n, f in result.seen.items() if "model" in f} == {"finance (assisted)"}, out
     row = next(line for line in out.splitlines() if line.startswith("all "))
     assert "–" not in row, out
     assert re.search(r"✓ T-\d{6}", row) and re.search(r"✓ (call|degrade_to_faq|template)", row)
+    assert re.search(r"✓ (accepted|refused|blocked|escalated)", row), out
+    assisted = out[out.index("== finance · user dave") :]
+    drafts = re.findall(r"^    draft (\d+) (accepted|refused|blocked)", assisted, flags=re.M)
+    assert drafts and [int(n) for n, _ in drafts] == list(range(1, len(drafts) + 1)), out
+    if result.seen["finance (assisted)"]["model"] == "refused":
+        assert "→ the plain reply pack.unanswered#1, no ticket" in assisted, out
+    else:
+        assert drafts[-1][1] == "accepted", out

@@ -49,6 +49,7 @@ domain = "finance"       # default
 max_retries = 2          # default
 self_reflection = false  # default
 trace = true             # default
+mode = ""                # default
 
 [serve]
 host = "127.0.0.1"      # default

@@ -109,6 +109,11 @@ FILE_CASES = [
         "",
     ),
     (
+        "[agent]\nmode = 'fast'\n",
+        "charter.toml:2:1: CH403 agent.mode must be one of strict, assisted, rephrase, not 'fast'",
+        "leave it empty for each pack's own mode",
+    ),
+    (
         "[model]\nmax_tokens = 4096\n",
         "charter.toml:2:1: CH403 model.max_tokens (4096) must be less than model.n_ctx (2048)",
         "the context window holds the prompt as well as the answer",

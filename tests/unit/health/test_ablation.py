@@ -16,6 +16,7 @@ import pytest
 from charter.compile.api import compile_path
 from charter.extensions import Message
 from charter.health.ablation import (
+    CONFIGURATIONS,
     NAMES,
     AblationReport,
     CaseResult,
@@ -493,6 +494,15 @@ def test_a_run_in_the_five_configurations(tmp_path: Path, registry: Registry) ->
         ("余额", [False, False, False, True, True]),
     ]
     assert report.cases[1].outcomes["reflection"].why == "lacks '12,345.60'"
+    # assisted in every configuration: the finance pack is strict, yet the model answers the
+    # greeting no intent claims; the balance is told by its template when the skill is on, and
+    # the model (without a result) answers it when the skill is off
+    assert {c.options().mode for c in CONFIGURATIONS} == {"assisted"}
+    assert {report.cases[0].outcomes[n].reply for n in NAMES} == {"您好，我们周末正常营业。"}
+    assert [report.cases[1].outcomes[n].reply for n in ("base", "skills")] == [
+        "抱歉，我暂时查不到尾号1234的账户余额。",
+        "尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。",
+    ]
     assert report.overall.passed == {"base": 1, "memory": 1, "reflection": 1, "skills": 2, "all": 2}
     assert sorted(p.name for p in kept.iterdir()) == [
         f"ablation-01-finance-{n}.db" for n in sorted(NAMES)

@@ -1,6 +1,11 @@
 """Issue 8, acceptance 1: each reflection trigger fires when it should and stays silent on
 healthy turns — through ``Agent.turn`` with the real finance pack, its skills and a SQLite
-file; the reflection log is read back from the database."""
+file; the reflection log is read back from the database.
+
+The finance pack is strict: its replies are templates, and the model only reads the slots it may
+read (the fill step: 去年 of a quarterly report). The entropy trigger is about a model's answer,
+so those tests run the agent with ``AgentOptions(mode="assisted")`` on an input no intent claims,
+the one kind of input the model answers there."""
 
 from __future__ import annotations
 
@@ -57,6 +62,7 @@ def open_agent(tmp_path: Path) -> Iterator[Open]:
         *,
         skill: Any = None,
         triggers: Triggers | None = None,
+        mode: str | None = None,
     ) -> Agent:
         registry: Registry = default_host().registry
         if skill is not None:
@@ -81,7 +87,7 @@ def open_agent(tmp_path: Path) -> Iterator[Open]:
             registry=registry,
             memory_key=KEY,
             clock=tick,
-            options=AgentOptions(),
+            options=AgentOptions(mode=mode),
         )
         made.append(agent)
         return agent
@@ -227,6 +233,9 @@ def test_the_negation_trigger_can_be_switched_off(open_agent: Open) -> None:
 
 # ---- entropy ------------------------------------------------------------------------------------
 
+# no intent claims it (nor an FAQ entry): in assisted mode the model answers
+OPEN = "稳健一点的产品一般怎么选"
+
 
 def _answer(logprob: float) -> dict[str, Any]:
     text = "您好，理财产品的收益以产品说明书为准（历史业绩不预示未来表现），风险等级为R2。"
@@ -246,21 +255,34 @@ def _answer(logprob: float) -> dict[str, Any]:
 def test_entropy_above_the_threshold_fires(
     open_agent: Open, logprob: float, triggers: Triggers | None, fires: bool
 ) -> None:
-    agent = open_agent([_answer(logprob)], triggers=triggers)
-    reply = agent.turn("u1", "s1", "我有10万元想买理财，稳健一点")
-    assert reply.answered_by == "model"
+    agent = open_agent([_answer(logprob)], triggers=triggers, mode="assisted")
+    reply = agent.turn("u1", "s1", OPEN)
+    assert (reply.answered_by, reply.text) == ("model", _answer(logprob)["text"])
     assert learn_step(agent, reply.trace_id)["triggers"] == (["entropy"] if fires else [])
     if fires:
         (entry,) = log(agent)
+        # no goal to name: the hypothesis quotes the user's words
         assert entry.hypothesis == (
-            "模型对“推荐适合100000元资金的理财产品”的回答没有把握（平均熵4.00 > 3.2）"
+            "模型对“稳健一点的产品一般怎么选”的回答没有把握（平均熵4.00 > 3.2）"
         )
         assert [e.type for e in entry.evidence] == ["user_input"]
 
 
 def test_an_answer_without_logprobs_has_no_entropy(open_agent: Open) -> None:
-    agent = open_agent([_answer(-4.0)["text"]])
-    agent.turn("u1", "s1", "我有10万元想买理财，稳健一点")
+    agent = open_agent([_answer(-4.0)["text"]], mode="assisted")
+    reply = agent.turn("u1", "s1", OPEN)
+    assert reply.answered_by == "model"
+    assert learn_step(agent, reply.trace_id)["triggers"] == []
+    assert log(agent) == []
+
+
+def test_a_strict_pack_s_template_reply_has_no_entropy(open_agent: Open) -> None:
+    # as shipped (strict) the wealth request is told by its completed template: nothing was
+    # generated, so there is no entropy to judge, whatever the model would have said
+    agent = open_agent([_answer(-4.0)])
+    reply = agent.turn("u1", "s1", "我有10万元想买理财，稳健一点")
+    assert (reply.answered_by, reply.attempts) == ("template", 0)
+    assert learn_step(agent, reply.trace_id)["triggers"] == []
     assert log(agent) == []
 
 
@@ -283,10 +305,12 @@ def _read(year: int) -> str:
 def test_a_value_contradicting_a_recently_confirmed_fact_fires(
     open_agent: Open, model_year: int, between: int, fires: bool
 ) -> None:
-    agent = open_agent(["好的。"] * between + [_read(model_year)])
+    # the model's only call is the reading of 第1季度's year (the fill step); the turns between
+    # (谢谢) are answered without it
+    agent = open_agent([_read(model_year)])
     agent.turn("u1", "s1", "查一下2024年第2季度的财报")
     for _ in range(between):
-        agent.turn("u1", "s1", "谢谢")
+        assert agent.turn("u1", "s1", "谢谢").attempts == 0
     reply = agent.turn("u1", "s1", "那第1季度的财报呢")
     assert reply.skills[0]["args"] == {"quarter": 1, "year": model_year}
     assert learn_step(agent, reply.trace_id)["triggers"] == (["contradiction"] if fires else [])
@@ -339,16 +363,18 @@ def test_the_rejection_trigger_can_be_switched_off(open_agent: Open) -> None:
 
 
 def test_healthy_turns_never_reflect(open_agent: Open) -> None:
-    agent = open_agent([_answer(-0.2), "好的，已为您记下。"])
+    # assisted, so that the last turn is a model answer (a confident one)
+    agent = open_agent([_answer(-0.2)], mode="assisted")
     for text in (
         "查一下尾号1234的余额",
         "我有10万元想买理财，稳健一点",
         "查一下2025年第1季度的财报",
         "帮我给张三转账500元",
-        "谢谢",
+        OPEN,
     ):
         reply = agent.turn("u1", "s1", text)
         assert learn_step(agent, reply.trace_id)["triggers"] == [], text
+    assert reply.answered_by == "model"
     assert log(agent) == []
 
 
@@ -382,9 +408,14 @@ def test_the_user_s_words_are_stored_scrubbed(open_agent: Open) -> None:
 def test_a_question_for_a_slot_the_model_could_not_read_is_asked(open_agent: Open) -> None:
     agent = open_agent(['{"year": 2025, "quarter": null}'])
     reply = agent.turn("u1", "s1", "给我去年的财报")
-    assert (reply.verdict, reply.answered_by, reply.text) == (
+    # the model read the year (the fill step, its only call); the quarter it could not read is
+    # the slot question, told by its template
+    assert (reply.verdict, reply.answered_by, reply.responses, reply.text) == (
         "ask",
-        "planner",
+        "template",
+        ("builtin.slot_asked#1",),
         "请问要查询第几季度？",
     )
+    assert [e["kind"] for e in reply.events] == ["slot_asked"]
+    assert reply.events[0]["slot"] == "quarter"
     assert reply.goals[0]["description"] == "查询2025年第？季度的业绩"

@@ -33,8 +33,9 @@ def auth(tenant: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[tenant]}"}
 
 
-def serve_config(database_url: str, *, max_body_bytes: int = 65536) -> Config:
-    """Two tenants, acme and globex, their tokens given; the ecommerce pack."""
+def serve_config(database_url: str, *, max_body_bytes: int = 65536, mode: str = "") -> Config:
+    """Two tenants, acme and globex, their tokens given; the ecommerce pack, composed in
+    ``mode`` (empty: the pack's own, strict)."""
     tenants = tuple(
         TenantConfig(name, f"TOKEN_{name.upper()}", Secret(token, f"env TOKEN_{name.upper()}"))
         for name, token in TOKENS.items()
@@ -42,6 +43,6 @@ def serve_config(database_url: str, *, max_body_bytes: int = 65536) -> Config:
     return Config(
         database=DatabaseConfig(database_url),
         model=ModelConfig(backend="scripted", options={"default": "好的"}),
-        agent=AgentConfig(domain=str(ROOT / "domains" / "ecommerce")),
+        agent=AgentConfig(domain=str(ROOT / "domains" / "ecommerce"), mode=mode),
         serve=ServeConfig(max_body_bytes=max_body_bytes, tenants=tenants),
     )

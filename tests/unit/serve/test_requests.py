@@ -30,7 +30,15 @@ def post(client: TestClient, body: bytes) -> tuple[int, Any]:
     return r.status_code, r.json()
 
 
-def test_a_turn(client: TestClient) -> None:
+UNANSWERED = (
+    "抱歉，这个问题我暂时无法回答。我可以帮您查询订单状态和物流进度、登记退换货申请；"
+    "如需人工服务，请说“转人工”。"
+)
+
+
+def test_a_turn(make_client: MakeClient) -> None:
+    # agent.mode = "assisted": the model answers what no template of the pack covers
+    client = make_client(mode="assisted")
     r = client.post("/v1/turns", json=OK, headers=auth("acme"))
     assert r.status_code == 200
     body = r.json()
@@ -46,8 +54,31 @@ def test_a_turn(client: TestClient) -> None:
         "ticket",
         "attempts",
         "skills",
+        "responses",
+        "events",
     ]
-    assert (body["text"], body["answered_by"]) == ("好的", "model")
+    assert (body["text"], body["verdict"], body["answered_by"], body["attempts"]) == (
+        "好的",
+        "pass",
+        "model",
+        1,
+    )
+    assert (body["responses"], body["events"]) == (["model"], [{"kind": "unanswered"}])
+
+
+def test_the_configured_mode_decides_who_answers(make_client: MakeClient) -> None:
+    """No agent.mode: the pack's own (strict) — the template answers, the model is not asked."""
+    llm = ScriptedLLM([])
+    client = make_client(llm)
+    body = client.post("/v1/turns", json=OK, headers=auth("acme")).json()
+    assert (body["text"], body["verdict"], body["answered_by"], body["attempts"]) == (
+        UNANSWERED,
+        "pass",
+        "template",
+        0,
+    )
+    assert (body["responses"], body["events"]) == (["pack.unanswered"], [{"kind": "unanswered"}])
+    assert llm.calls == ()
 
 
 def test_oversize_by_content_length(make_client: MakeClient) -> None:
@@ -184,7 +215,7 @@ class Failing:
 
 
 def test_a_failing_model_is_502_without_the_users_words(make_client: MakeClient) -> None:
-    client = make_client(Failing(LLMUnavailable("cannot answer 你好 now")))
+    client = make_client(Failing(LLMUnavailable("cannot answer 你好 now")), mode="assisted")
     r = client.post("/v1/turns", json=OK, headers=auth("acme"))
     assert (r.status_code, r.json()) == (
         502,
@@ -195,7 +226,7 @@ def test_a_failing_model_is_502_without_the_users_words(make_client: MakeClient)
 
 
 def test_an_internal_error_is_500(make_client: MakeClient) -> None:
-    client = make_client(Failing(RuntimeError("你好 broke")))
+    client = make_client(Failing(RuntimeError("你好 broke")), mode="assisted")
     r = client.post("/v1/turns", json=OK, headers=auth("acme"))
     assert (r.status_code, r.json()) == (
         500,
@@ -204,6 +235,6 @@ def test_an_internal_error_is_500(make_client: MakeClient) -> None:
 
 
 def test_scripted_answers_used_up_is_a_model_error(make_client: MakeClient) -> None:
-    client = make_client(ScriptedLLM(["只有一个回答"]))
+    client = make_client(ScriptedLLM(["只有一个回答"]), mode="assisted")
     assert client.post("/v1/turns", json=OK, headers=auth("acme")).status_code == 200
     assert client.post("/v1/turns", json=OK, headers=auth("acme")).status_code == 502

@@ -296,30 +296,38 @@ def test_result_text(result: Any, text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "message", "detail"),
+    ("args", "message", "detail", "field"),
     [
-        ({"keyword": "补"}, "关键词至少两个字", "'补' is too short"),
+        ({"keyword": "补"}, "关键词至少两个字", "'补' is too short", "keyword"),
         (
             {"keyword": "电动车", "year_range": [2019, 2024]},
             "年份范围超出能力边界，仅支持2020-2023，请调整后重试",
             "2019 is less than the minimum of 2020",
+            "year_range",
         ),
         (
             {"keyword": "电动车", "year_range": [2020, 2023]},
             "首尾年份差不得大于2",
             "args.year_range[1] - args.year_range[0] <= 2",
+            "year_range",
         ),
     ],
 )
 def test_invalid_arguments_never_reach_the_skill(
-    runner: SkillRunner, skills: Skills, args: dict[str, Any], message: str, detail: str
+    runner: SkillRunner,
+    skills: Skills,
+    args: dict[str, Any],
+    message: str,
+    detail: str,
+    field: str,
 ) -> None:
     got = runner.call("policy_search", args)
     assert skills.search.calls == []
+    # the argument refused: the agent asks for the slot it came from again
     assert (got.status, got.text, got.failure) == (
         "invalid",
         message,
-        Failure("invalid_args", detail, message),
+        Failure("invalid_args", detail, message, field=field),
     )
     # no step of search_fb applies to refused arguments: the contract's message stands
     assert got.fallback is not None and got.fallback.action == "none"
@@ -336,6 +344,7 @@ def test_missing_required_argument(runner: SkillRunner, skills: Skills) -> None:
         "'keyword' is a required property",
         "参数keyword不符合要求，请调整后重试",
         ("keyword",),
+        field="keyword",
     )
 
 

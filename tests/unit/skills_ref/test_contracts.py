@@ -109,7 +109,7 @@ def test_each_pack_compiles_without_diagnostics_and_declares_its_skills(name: st
     skills = spec(name)
     assert sorted(c.name for c in skills.contracts) == SKILLS[name]
     assert all(c.fallback == c.name for c in skills.contracts)
-    assert skills.faq is not None and 3 <= len(skills.faq.entries) <= 8
+    assert skills.faq is not None and 3 <= len(skills.faq.entries) <= 12
 
 
 @pytest.mark.parametrize("name", PACKS)
@@ -376,4 +376,5 @@ def test_when_the_called_skill_fails_too_the_chain_goes_on(runner_for: Any) -> N
     assert (
         out.text == "物流信息暂时查询不到，您可以在“我的订单”中查看订单DD202405010001的物流详情。"
     )
-    assert [s.result for s in out.fallback.steps if s.held][1] == "order_lookup failed too (error)"
+    # the FAQ step is skipped for 到哪 questions: the call is the first step that held
+    assert "order_lookup failed too (error)" in [s.result for s in out.fallback.steps if s.held]

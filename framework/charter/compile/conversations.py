@@ -1,0 +1,396 @@
+"""Compile stage ``conversations``: a pack's ``tests/conversations/*.yaml`` become frozen
+``Conversation`` specs that ``charter test`` plays through a fresh agent
+(``charter.conversations.runner``). The file shape is checked by its JSON Schema
+(CH010-CH013); here, each at the place to fix: a conversation name used twice in the pack
+(CH360), an intent goals.yaml does not declare (CH361), a slot its intent does not declare
+(CH362), a skill no contract declares (CH363), an unknown verdict, answered_by or event kind
+(CH364), a ``matches`` that is no regular expression (CH365, the caret at the problem), a time
+that is no ISO date-time with a UTC offset (CH366), an expectation that cannot hold (CH367), an
+``outage`` of a skill no contract declares (CH368) and a response template the pack does not
+declare (CH369).
+
+Imports of the pack layer are for type checking only: the specs travel in the pickled
+``CompiledPack`` and the runtime side (the runner, ``charter.reflect.testing``) reads them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import regex
+
+from charter.compile.response_spec import EVENT_KINDS, reply_ids
+from charter.diagnostics import Diagnostic, Location, did_you_mean, error
+from charter.skills.spec import SkillsSpec
+
+if TYPE_CHECKING:
+    from charter.goals.spec import GoalsSpec
+    from charter.pack.yamlsrc import LocatedDoc, Pointer
+
+VERDICTS: tuple[str, ...] = ("pass", "fixed", "retry", "escalate", "block", "ask")
+ANSWERED_BY: tuple[str, ...] = (
+    "model",
+    "template",
+    "escalation",
+    "rules",
+)
+DEFAULT_USER = "u1"
+DEFAULT_SESSION = "s1"
+DEFAULT_NOW = "2024-05-01T10:00:00+08:00"
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What a turn must show; None (or empty for the mappings) checks nothing."""
+
+    reply: str | None = None
+    contains: tuple[str, ...] = ()
+    not_contains: tuple[str, ...] = ()
+    matches: str | None = None
+    responses: tuple[str, ...] | None = None
+    events: tuple[str, ...] | None = None
+    verdict: str | None = None
+    answered_by: str | None = None
+    goals: tuple[tuple[str, str], ...] = ()  # (intent, status)
+    slots: tuple[tuple[str, str], ...] = ()  # (intent, JSON of the slot values wanted)
+    skills: tuple[str, ...] | None = None
+    ticket: bool | None = None
+    memory: tuple[tuple[str, str], ...] = ()  # (fact key, value)
+    model_calls: int | None = None
+
+    def slot_values(self) -> dict[str, dict[str, Any]]:
+        return {intent: json.loads(values) for intent, values in self.slots}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One user input. ``session``, ``at`` and ``user_id`` hold from this turn on; ``model``
+    (the scripted answers) and ``outage`` only for this turn."""
+
+    text: str
+    location: Location
+    session: str | None = None
+    at: str | None = None
+    user_id: str | None = None
+    model: tuple[str, ...] | None = None  # None: the conversation's answers
+    outage: str | None = None
+    expect: Expect = field(default_factory=Expect)
+
+
+@dataclass(frozen=True)
+class Conversation:
+    name: str
+    location: Location
+    user: str = DEFAULT_USER
+    session: str = DEFAULT_SESSION
+    now: str = DEFAULT_NOW
+    model: tuple[str, ...] = ()
+    turns: tuple[Turn, ...] = ()
+
+
+def parse_time(text: str) -> datetime | None:
+    """An ISO 8601 date-time with a UTC offset (``Z`` or ``+08:00``), else None."""
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else None
+
+
+def template_matches(want: str, got: str) -> bool:
+    """``transfer.asked`` names every variant (``#2``, ``#2.1``) of the entry, ``transfer.asked#2``
+    every text of alternative 2; an id with both names one text."""
+    if got == want:
+        return True
+    if "#" not in want:
+        return got.startswith(want + "#")
+    return "." not in want.split("#", 1)[1] and got.startswith(want + ".")
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _texts(value: Any) -> tuple[str, ...] | None:
+    """A string or a list of strings (the schema reported anything else) as a tuple."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str))
+    return None
+
+
+class _Stage:
+    def __init__(
+        self,
+        goals: GoalsSpec | None,
+        skills: SkillsSpec | None,
+        template_ids: frozenset[str] | None,
+    ) -> None:
+        self.intents = {i.id: i for i in goals.intents} if goals is not None else {}
+        self.has_goals = goals is not None
+        self.contracts = {c.name for c in skills.contracts} if skills is not None else set()
+        self.reply_ids = None if template_ids is None else template_ids | reply_ids(skills)
+        self.diagnostics: list[Diagnostic] = []
+        self.names: dict[str, Location] = {}
+
+    def err(self, code: str, message: str, loc: Location, hint: str = "") -> None:
+        self.diagnostics.append(error(code, message, loc, hint))
+
+    # ---- a file ------------------------------------------------------------------------------
+
+    def file(self, doc: LocatedDoc) -> list[Conversation]:
+        out = []
+        for i, raw in enumerate(_list(_dict(doc.data).get("conversations"))):
+            conversation = self.conversation(doc, ("conversations", i), raw)
+            if conversation is not None:
+                out.append(conversation)
+        return out
+
+    def conversation(self, doc: LocatedDoc, ptr: Pointer, raw: Any) -> Conversation | None:
+        name = _str(_dict(raw).get("name"))
+        if not isinstance(raw, dict) or not name:
+            return None  # the schema reported it
+        first = self.names.get(name)
+        if first is not None:
+            self.err(
+                "CH360",
+                f"conversation '{name}' is defined twice (first at {first})",
+                doc.loc((*ptr, "name")),
+                "give each conversation of the pack its own name: reports and JUnit name them",
+            )
+        else:
+            self.names[name] = doc.loc((*ptr, "name"))
+        now = _str(raw.get("now")) or DEFAULT_NOW
+        self.time(doc, (*ptr, "now"), now)
+        turns = []
+        for j, turn in enumerate(_list(raw.get("turns"))):
+            built = self.turn(doc, (*ptr, "turns", j), turn)
+            if built is not None:
+                turns.append(built)
+        return Conversation(
+            name=name,
+            location=doc.loc(ptr),
+            user=_str(raw.get("user")) or DEFAULT_USER,
+            session=_str(raw.get("session")) or DEFAULT_SESSION,
+            now=now,
+            model=_texts(raw.get("model")) or (),
+            turns=tuple(turns),
+        )
+
+    def time(self, doc: LocatedDoc, ptr: Pointer, text: str) -> None:
+        if parse_time(text) is None:
+            self.err(
+                "CH366",
+                f"'{text}' is not an ISO date-time with a UTC offset",
+                doc.loc(ptr),
+                "write a date, a time and the offset: 2024-05-01T10:00:00+08:00",
+            )
+
+    def turn(self, doc: LocatedDoc, ptr: Pointer, raw: Any) -> Turn | None:
+        text = _str(_dict(raw).get("user"))
+        if text is None:
+            return None  # the schema reported it
+        at = _str(raw.get("at"))
+        if at is not None:
+            self.time(doc, (*ptr, "at"), at)
+        outage = _str(raw.get("outage"))
+        if outage is not None and outage not in self.contracts:
+            self.err(
+                "CH368",
+                f"outage of unknown skill '{outage}'",
+                doc.loc((*ptr, "outage")),
+                self.skill_hint(outage),
+            )
+        return Turn(
+            text=text,
+            location=doc.loc(ptr),
+            session=_str(raw.get("session")),
+            at=at,
+            user_id=_str(raw.get("user_id")),
+            model=_texts(raw.get("model")),
+            outage=outage,
+            expect=self.expect(doc, (*ptr, "expect"), _dict(raw.get("expect"))),
+        )
+
+    def skill_hint(self, name: str) -> str:
+        if not self.contracts:
+            return "the pack has no skill contracts (skills/*.yaml)"
+        return did_you_mean(name, self.contracts)
+
+    # ---- what a turn expects ----------------------------------------------------------------
+
+    def expect(self, doc: LocatedDoc, ptr: Pointer, raw: Mapping[str, Any]) -> Expect:
+        for key, allowed in (("verdict", VERDICTS), ("answered_by", ANSWERED_BY)):
+            value = _str(raw.get(key))
+            if value is not None and value not in allowed:
+                self.err(
+                    "CH364",
+                    f"unknown {key} '{value}'",
+                    doc.loc((*ptr, key)),
+                    did_you_mean(value, allowed),
+                )
+        events = _texts(raw.get("events")) if isinstance(raw.get("events"), list) else None
+        for k, kind in enumerate(events or ()):
+            if kind not in EVENT_KINDS:
+                self.err(
+                    "CH364",
+                    f"unknown event kind '{kind}'",
+                    doc.loc((*ptr, "events", k)),
+                    did_you_mean(kind, EVENT_KINDS),
+                )
+        matches = _str(raw.get("matches"))
+        if matches is not None:
+            self.pattern(doc, (*ptr, "matches"), matches)
+        skills = _texts(raw.get("skills")) if isinstance(raw.get("skills"), list) else None
+        for k, skill in enumerate(skills or ()):
+            if skill not in self.contracts:
+                self.err(
+                    "CH363",
+                    f"unknown skill '{skill}'",
+                    doc.loc((*ptr, "skills", k)),
+                    self.skill_hint(skill),
+                )
+        responses = _texts(raw.get("responses")) if isinstance(raw.get("responses"), list) else None
+        self.templates(doc, (*ptr, "responses"), responses or ())
+        goals = {k: v for k, v in _dict(raw.get("goals")).items() if isinstance(v, str)}
+        slots = {k: v for k, v in _dict(raw.get("slots")).items() if isinstance(v, dict)}
+        for intent in goals:
+            self.intent(doc, (*ptr, "goals", intent), intent)
+        for intent, values in slots.items():
+            if self.intent(doc, (*ptr, "slots", intent), intent):
+                self.slot_names(doc, (*ptr, "slots", intent), intent, values)
+        memory = {k: v for k, v in _dict(raw.get("memory")).items() if isinstance(v, str)}
+        calls = raw.get("model_calls")
+        calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
+        expect = Expect(
+            reply=_str(raw.get("reply")),
+            contains=_texts(raw.get("contains")) or (),
+            not_contains=_texts(raw.get("not_contains")) or (),
+            matches=matches,
+            responses=responses,
+            events=events,
+            verdict=_str(raw.get("verdict")),
+            answered_by=_str(raw.get("answered_by")),
+            goals=tuple(goals.items()),
+            slots=tuple(
+                (intent, json.dumps(values, ensure_ascii=False, sort_keys=True))
+                for intent, values in slots.items()
+            ),
+            skills=skills,
+            ticket=raw["ticket"] if isinstance(raw.get("ticket"), bool) else None,
+            memory=tuple(memory.items()),
+            model_calls=calls,
+        )
+        self.cannot_hold(doc, ptr, expect)
+        return expect
+
+    def pattern(self, doc: LocatedDoc, ptr: Pointer, text: str) -> None:
+        try:
+            regex.compile(text)
+        except (regex.error, ValueError, OverflowError) as exc:  # ValueError: clashing flags
+            pos = getattr(exc, "pos", None)
+            pos = pos if isinstance(pos, int) else 0
+            self.err(
+                "CH365",
+                f"matches is not a valid regular expression: {getattr(exc, 'msg', exc)}",
+                doc.offset_loc(ptr, pos, pos + 1),
+                "the syntax of Python's regex module; escape a literal character with \\",
+            )
+
+    def templates(self, doc: LocatedDoc, ptr: Pointer, ids: Iterable[str]) -> None:
+        if self.reply_ids is None:
+            return  # the pack's responses are not compiled: nothing to check against
+        known = self.reply_ids
+        for k, want in enumerate(ids):
+            if not any(template_matches(want, got) for got in known):
+                self.err(
+                    "CH369",
+                    f"unknown response template '{want}'",
+                    doc.loc((*ptr, k)),
+                    did_you_mean(want, known | {i.split("#", 1)[0] for i in known}),
+                )
+
+    def intent(self, doc: LocatedDoc, ptr: Pointer, intent: str) -> bool:
+        if intent in self.intents:
+            return True
+        self.err(
+            "CH361",
+            f"unknown intent '{intent}'",
+            doc.key_loc(ptr),
+            did_you_mean(intent, self.intents)
+            if self.has_goals
+            else "the pack has no goals.yaml: no goal is ever opened",
+        )
+        return False
+
+    def slot_names(
+        self, doc: LocatedDoc, ptr: Pointer, intent: str, values: Mapping[str, Any]
+    ) -> None:
+        declared = [s.name for s in self.intents[intent].slots]
+        for name in values:
+            if name not in declared:
+                self.err(
+                    "CH362",
+                    f"intent '{intent}' has no slot '{name}'",
+                    doc.key_loc((*ptr, name)),
+                    did_you_mean(name, declared),
+                )
+
+    def cannot_hold(self, doc: LocatedDoc, ptr: Pointer, e: Expect) -> None:
+        def bad(key: str, message: str, hint: str) -> None:
+            self.err("CH367", message, doc.loc((*ptr, key)), hint)
+
+        if e.model_calls is not None and e.model_calls < 0:
+            bad("model_calls", f"model_calls is {e.model_calls}", "count the calls: 0 or more")
+        both = [t for t in e.contains if t in e.not_contains]
+        if both:
+            bad(
+                "not_contains",
+                f"'{both[0]}' is both in contains and in not_contains",
+                "keep it in one of the two",
+            )
+        if e.reply is None:
+            return
+        missing = next((t for t in e.contains if t not in e.reply), None)
+        if missing is not None:
+            bad("contains", f"the expected reply does not contain '{missing}'", "fix one of them")
+        present = next((t for t in e.not_contains if t in e.reply), None)
+        if present is not None:
+            bad("not_contains", f"the expected reply contains '{present}'", "fix one of them")
+        if e.matches is not None:
+            try:
+                found = regex.search(e.matches, e.reply) is not None
+            except (regex.error, ValueError, OverflowError):
+                return  # CH365 said so
+            if not found:
+                bad("matches", "the expected reply does not match matches", "fix one of them")
+
+
+def compile_conversations(
+    docs: Iterable[LocatedDoc],
+    goals: GoalsSpec | None,
+    skills: SkillsSpec | None,
+    template_ids: frozenset[str] | None = None,
+) -> tuple[tuple[Conversation, ...], list[Diagnostic]]:
+    """The conversations of a pack's files (in file order), and every problem found.
+
+    ``template_ids`` are the ids of the pack's response templates (with ``reply_ids``, what a
+    reply's ``responses`` can name); None leaves the ``responses`` expectations unchecked."""
+    stage = _Stage(goals, skills, template_ids)
+    out: list[Conversation] = []
+    for doc in docs:
+        out += stage.file(doc)
+    return tuple(out), stage.diagnostics

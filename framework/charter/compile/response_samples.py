@@ -1,0 +1,223 @@
+"""Sample values for rendering response templates at compile time (``charter.compile.
+response_check``): a slot's values in the pack's planner tests (goals.yaml ``tests:``), its
+default, else one by its type or extractor; a result's fields from its output schema
+(``examples``, ``const``, ``enum``, ``format``, a pattern-matching guess, the type); and the
+scopes each event's templates can see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import regex
+
+from charter.goals.slots import fill_slots
+from charter.goals.spec import DEFAULT_AGGREGATE, GoalsSpec, IntentSpec, SlotSpec
+
+_GUESSES = ("1234", "12345.60", "100.00", "2024-05-01", "DD202405010001", "示例", "A1", "1")
+
+
+# ---- sample values ----------------------------------------------------------------------------
+
+
+def slot_samples(goals: GoalsSpec | None) -> dict[str, dict[str, list[Any]]]:
+    """intent -> slot -> the values the planner tests give it (in order, distinct)."""
+    out: dict[str, dict[str, list[Any]]] = {}
+    if goals is None:
+        return out
+
+    def add(intent: str, slots: Any) -> None:
+        if not isinstance(slots, Mapping):
+            return
+        for k, v in slots.items():
+            seen = out.setdefault(intent, {}).setdefault(str(k), [])
+            if v not in seen and v not in (None, "", []):
+                seen.append(v)
+
+    for case in goals.cases:
+        for g in case.plan.get("goals", []) or []:
+            if isinstance(g, Mapping) and isinstance(g.get("intent"), str):
+                add(g["intent"], g.get("slots"))
+                add(g["intent"], g.get("inherited"))
+        for g in case.goals:
+            if isinstance(g, Mapping) and isinstance(g.get("intent"), str):
+                add(g["intent"], g.get("slots"))
+    return out
+
+
+def _by_type(slot: SlotSpec) -> Any:
+    if slot.default not in (None, ""):
+        return slot.default
+    if slot.extractor == "money" or slot.type == "number":
+        return "5000"
+    if slot.extractor in ("time", "date") or slot.type in ("date", "time"):
+        return "2024-05-02"
+    return "示例"
+
+
+def slot_values(
+    intent: IntentSpec, samples: Mapping[str, Mapping[str, list[Any]]]
+) -> dict[str, list[Any]]:
+    """Two sample values per slot where the tests have them (old and new of a correction)."""
+    mine = samples.get(intent.id, {})
+    out = {}
+    for s in intent.slots:
+        values = list(mine.get(s.name, []))
+        if not values:
+            values = [_by_type(s)]
+        out[s.name] = values
+    return out
+
+
+def schema_sample(schema: Any, depth: int = 0) -> Any:
+    """A value the schema accepts, for rendering templates at compile time (None: no idea)."""
+    if not isinstance(schema, Mapping) or depth > 8:
+        return None
+    for key in ("examples",):
+        found = schema.get(key)
+        if isinstance(found, list) and found:
+            return found[0]
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), None)
+    fmt = schema.get("format")
+    if kind == "string" or (kind is None and ("pattern" in schema or fmt)):
+        if fmt == "date":
+            return "2024-05-01"
+        if fmt == "date-time":
+            return "2024-05-01T10:00:00+08:00"
+        pattern = schema.get("pattern")
+        if isinstance(pattern, str):
+            try:
+                compiled = regex.compile(pattern)
+            except regex.error:
+                return None
+            return next((g for g in _GUESSES if compiled.search(g)), None)
+        return "示例"
+    if kind == "integer":
+        return max(1, int(schema.get("minimum", 1)))
+    if kind == "number":
+        return 100
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        item = schema_sample(schema.get("items"), depth + 1)
+        return [item] if item is not None else None
+    if kind == "object" or "properties" in schema:
+        out = {}
+        for name, sub in (schema.get("properties") or {}).items():
+            value = schema_sample(sub, depth + 1)
+            if value is not None:
+                out[name] = value
+        return out
+    return None
+
+
+# ---- the scopes each entry is rendered in ------------------------------------------------------
+
+
+def event_scopes(
+    event: str,
+    intent: IntentSpec | None,
+    values: Mapping[str, list[Any]],
+    goals: GoalsSpec | None,
+    constants: Mapping[str, Any],
+) -> Iterator[dict[str, Any]]:
+    """The sample scopes an event's templates may see: with each slot's first sample value,
+    then once more for each other sample value of a slot (a ``when: kind == "换货"`` meets
+    its value), one scope per slot for the slot events."""
+    first = {k: v[0] for k, v in values.items()}
+    variants = [first] + [{**first, name: value} for name, vs in values.items() for value in vs[1:]]
+    for slots in variants:
+        yield from _scopes(event, intent, slots, values, goals, constants)
+
+
+def _scopes(
+    event: str,
+    intent: IntentSpec | None,
+    slots: Mapping[str, Any],
+    values: Mapping[str, list[Any]],
+    goals: GoalsSpec | None,
+    constants: Mapping[str, Any],
+) -> Iterator[dict[str, Any]]:
+    base: dict[str, Any] = {**slots, "slots": dict(slots)}
+    if intent is not None:
+        base["goal"] = fill_slots(intent.description, slots)
+        base["intent"] = intent.describe
+    if event in ("slot_asked", "resumed") and intent is not None:
+        for s in intent.slots:
+            if s.required and s.ask:
+                question = fill_slots(s.ask, slots)
+                yield {**base, "slot": s.name, "label": s.label or None, "question": question}
+    elif event == "slot_corrected" and intent is not None:
+        for s in intent.slots:
+            vs = values.get(s.name, [])
+            old, new = (vs[0], vs[1]) if len(vs) > 1 else (vs[0], vs[0]) if vs else (None, None)
+            yield {**base, "slot": s.name, "label": s.label or None, "old": old, "new": new}
+    elif event.startswith("confirmation_") and intent is None:
+        described = [fill_slots(i.description, {}) for i in (goals.intents if goals else ())][:2]
+        yield {"goals": described, "count": len(described)}
+    elif event == "skill_failed":
+        yield {
+            **base,
+            "skill": intent.skill.name if intent and intent.skill else "",
+            "failure": "error",
+        }
+    elif event == "handed_off":
+        message = (constants.get("messages") or {}).get("escalate", "")
+        yield {**base, "ticket": "T-000001", "reason": "handoff", "message": message}
+    elif event == "unanswered":
+        abilities = [i.describe for i in (goals.intents if goals else ())]
+        yield {**base, "abilities": abilities} if intent is not None else {"abilities": abilities}
+    else:
+        yield base
+
+
+def aggregate_scope(goals: GoalsSpec) -> dict[str, Any]:
+    """What the ``unanswered`` reply to requests merged over the limit sees."""
+    names = [i.describe for i in goals.intents[-2:]]
+    label = goals.aggregate or DEFAULT_AGGREGATE
+    return {"goal": f"{label}：" + "、".join(names), "members": names}
+
+
+def applies(event: str, intent: IntentSpec | None, goals: GoalsSpec | None) -> bool:
+    """Whether ``event`` can happen to a goal of ``intent`` (None: the pack-wide ones)."""
+    if intent is None:
+        if event.startswith("confirmation_"):
+            return goals is not None and goals.confirm_split_over is not None
+        # a person asked for, nothing the pack can answer, 算了 with nothing open
+        return event in ("handed_off", "unanswered", "cancelled")
+    required = any(s.required for s in intent.slots)
+    return {
+        "slot_asked": required,
+        "slot_corrected": bool(intent.slots),
+        "resumed": required,
+        "confirmation_asked": intent.confirm,
+        "confirmation_accepted": intent.confirm,
+        "confirmation_declined": intent.confirm,
+        "skill_failed": intent.skill is not None,
+        "handed_off": False,
+        # a goal nothing of the pack can answer (no skill, no completed template) in strict mode
+        "unanswered": intent.skill is None,
+    }.get(event, True)
+
+
+def result_scopes(
+    contract: Any, slots: Mapping[str, Any] | None = None
+) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """(scope, items) for one result and for an empty result."""
+    result = schema_sample(contract.output_schema)
+    args = schema_sample(contract.input_schema) or {}
+    result = result if isinstance(result, dict) else {}
+    items = result.get(contract.results_key)
+    items = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+    common = {"args": args, "slots": dict(slots or {}), "result": result}
+    yield {**result, **common, "found": len(items)}, items
+    if items:
+        empty = {**result, contract.results_key: []}
+        yield {**empty, **common, "result": empty, "found": 0}, []

@@ -38,7 +38,8 @@ writes it (``2024-05``, ``--01-10``), a date the ``date`` extractor reads whole 
 the ``date`` extractor reads back as the same partial date: ``2024年5月``, ``1月10日``.
 
 ``when`` takes the same, and keeps the times of day: a range of times on one day
-``2024-05-02 08:00-12:00`` (to midnight: ``20:00-24:00``), across days
+``2024-05-02 08:00-12:00`` (to midnight: ``20:00-24:00``; a part of the day the time extractor
+reads, 上午 06:00-12:00 or 下午 12:00-18:00…, as its name: ``2024-05-02下午``), across days
 ``2024-05-01 09:00至2024-05-02 10:00``, one minute (the ``time`` extractor's span of
 ``10点半``) ``2024-05-02 10:30``. Ranges of whole days are written as ``date`` writes them. The
 ``time`` extractor does not read clock times without a day word, so only the dates of a
@@ -62,6 +63,7 @@ from charter_zh._common import EXACT
 from charter_zh.dates import DateExtractor
 from charter_zh.money import MoneyExtractor
 from charter_zh.money_upper import MoneyUpperExtractor
+from charter_zh.time_expr import PARTS_OF_DAY
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
 _FEN = Decimal("0.01")
@@ -307,9 +309,15 @@ def _clock(moment: datetime) -> str:
 
 
 def _times(start: datetime, end: datetime) -> str:
-    """A range of times: on one day, to its midnight, one minute, or across days."""
+    """A range of times: a part of the day as the time extractor reads it (``2024-05-02下午``
+    for 12:00-18:00, as the user said it), on one day, to its midnight, one minute, or across
+    days."""
     if end - start == _MINUTE:
         return _clock(start)
+    for name, first, last, _ in PARTS_OF_DAY:
+        day = datetime.combine(start.date(), datetime.min.time())
+        if start == day + timedelta(hours=first) and end == day + timedelta(hours=last):
+            return f"{start.date().isoformat()}{name}"
     if end.date() == start.date():
         return f"{_clock(start)}-{end:%H:%M}"
     if end == datetime.combine(start.date() + _DAY, datetime.min.time()):

@@ -141,11 +141,11 @@ s2 > 订单DD202405010001的快递现在到哪了
 == medical · user carol · the pack's strict mode · 4 turns, 2 sessions ==
 s1 > 头疼三天了，帮我挂明天上午神经内科的号
   [pass] 建议您挂神经内科：头痛、头晕、麻木等症状通常先由神经内科评估。以上仅为分诊建议，不是诊断，具体请以医生面诊为准；如症状持续或加重，请及时就医。
-         请确认挂号信息：神经内科，就诊时间2024-05-02 06:00-12:00。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
+         请确认挂号信息：神经内科，就诊时间2024-05-02上午。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
   ↳ templates department_recommend.result#2 + registration.confirmation_asked#2 (no generation) · one reply for 2 goals: symptom + registration · registration waits for 是 before anything is done · symptom completed · 0.0s
 s1 > 不对，时间改到后天下午
-  [ask] 好的，就诊时间已从2024-05-02 06:00-12:00改为2024-05-03 12:00-18:00。
-        请确认挂号信息：神经内科，就诊时间2024-05-03 12:00-18:00。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
+  [ask] 好的，就诊时间已从2024-05-02上午改为2024-05-03下午。
+        请确认挂号信息：神经内科，就诊时间2024-05-03下午。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
   ↳ templates registration.slot_corrected#1 + registration.confirmation_asked#2 (no generation) · correction acknowledged: registration.date 2024-05-02T06:00/2024-05-02T12:00 → 2024-05-03T12:00/2024-05-03T18:00 · registration waits for 是 before anything is done · 0.0s
 s1 > 帮我取消预约
   [pass] 好的，已取消神经内科的挂号预约。

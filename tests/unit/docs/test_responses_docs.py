@@ -7,7 +7,6 @@ Charter's."""
 from __future__ import annotations
 
 import base64
-import re
 import shlex
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,27 +17,19 @@ from charter.agent import Agent
 from charter.cli.main import main
 from charter.compile.response_spec import BUILTIN
 from charter.llm.scripted import ScriptedLLM
+from tests.unit.docs import pages
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "responses.md"
-_BLOCK = re.compile(r"```(yaml|console|text)\n(.*?)```", re.S)
-_FILE = re.compile(r"# (pay/\S+\.yaml)\n")
 
 
 def blocks() -> list[tuple[str, str]]:
-    return [(m[1], m[2]) for m in _BLOCK.finditer(DOC.read_text(encoding="utf-8"))]
+    return pages.blocks(DOC)
 
 
 def steps() -> list[tuple[str, str, str]]:
-    out: list[tuple[str, str, str]] = []
-    for info, text in blocks():
-        named = _FILE.match(text)
-        if info == "yaml" and named is not None:
-            out.append(("file", named[1], text))
-        elif info == "console":
-            command, _, expected = text.partition("\n")
-            out.append(("run", command.removeprefix("$ "), expected))
-    return out
+    """("file", path, text) and ("run", command, expected output), in the page's order."""
+    return pages.steps(DOC, "pay")
 
 
 def test_the_worked_example_runs_as_shown(
@@ -102,7 +93,7 @@ def test_the_builtin_table_is_charters() -> None:
 
 
 def test_the_readme_shows_the_same_conversation() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (shown,) = [m[2] for m in _BLOCK.finditer(readme) if m[1] == "text" and "U: " in m[2]]
+    readme = pages.blocks(ROOT / "README.md")
+    (shown,) = [text for info, text in readme if info == "text" and "U: " in text]
     (tested,) = [t for info, t in blocks() if info == "text"]
     assert shown == tested

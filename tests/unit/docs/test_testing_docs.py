@@ -5,7 +5,6 @@ in the page, prints exactly what the page shows. The Python example runs."""
 
 from __future__ import annotations
 
-import re
 import shlex
 import shutil
 from pathlib import Path
@@ -13,29 +12,20 @@ from pathlib import Path
 import pytest
 
 from charter.cli.main import main
+from tests.unit.docs import pages
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "testing.md"
 FIXTURE = ROOT / "tests" / "fixtures" / "conversations" / "balance"
-_BLOCK = re.compile(r"```(yaml|console|python)\n(.*?)```", re.S)
-_FILE = re.compile(r"# (balance/\S+\.yaml)\n")
 
 
 def blocks() -> list[tuple[str, str]]:
-    return [(m[1], m[2]) for m in _BLOCK.finditer(DOC.read_text(encoding="utf-8"))]
+    return pages.blocks(DOC)
 
 
 def steps() -> list[tuple[str, str, str]]:
     """("file", path, text) and ("run", command, expected output), in the page's order."""
-    out: list[tuple[str, str, str]] = []
-    for info, text in blocks():
-        named = _FILE.match(text)
-        if info == "yaml" and named is not None:
-            out.append(("file", named[1], text))
-        elif info == "console":
-            command, _, expected = text.partition("\n")
-            out.append(("run", command.removeprefix("$ "), expected))
-    return out
+    return pages.steps(DOC, "balance")
 
 
 def test_the_page_has_files_and_transcripts() -> None:

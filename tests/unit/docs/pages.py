@@ -1,0 +1,30 @@
+"""Reading a docs page as a worked example: its fenced blocks, and the files and transcripts a
+test plays in the page's order (a ``yaml`` block whose first line names a file of the example's
+pack is written there; a ``console`` block is a command and the output it must print)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_BLOCK = re.compile(r"```(yaml|console|python|text)\n(.*?)```", re.S)
+
+
+def blocks(page: Path) -> list[tuple[str, str]]:
+    """(info, text) of each fenced block of the page."""
+    return [(m[1], m[2]) for m in _BLOCK.finditer(page.read_text(encoding="utf-8"))]
+
+
+def steps(page: Path, pack: str) -> list[tuple[str, str, str]]:
+    """("file", path, text) and ("run", command, expected output), in the page's order; files
+    are those whose first line is ``# <pack>/...yaml``."""
+    named_file = re.compile(rf"# ({re.escape(pack)}/\S+\.yaml)\n")
+    out: list[tuple[str, str, str]] = []
+    for info, text in blocks(page):
+        named = named_file.match(text)
+        if info == "yaml" and named is not None:
+            out.append(("file", named[1], text))
+        elif info == "console":
+            command, _, expected = text.partition("\n")
+            out.append(("run", command.removeprefix("$ "), expected))
+    return out

@@ -89,6 +89,7 @@ CODES: Mapping[str, str] = {
     "CH324": "a skill declared twice, or in a file named otherwise",
     "CH325": "a fallback condition or action that does not parse",
     "CH326": "a skill message for a property the input schema does not declare",
+    "CH327": "an intent calls an executing skill without confirm: true",
     "CH330": "FAQ id defined twice",
     "CH331": "a FAQ question has no searchable words",
     # learning.yaml and patches/*.yaml

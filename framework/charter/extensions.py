@@ -26,6 +26,10 @@ class Skill(Protocol):
     Charter validates ``args`` against the contract's ``input_schema`` and constraints before the
     call and the result against its ``output_schema`` after it; the call runs with the contract's
     timeout, behind its circuit breaker. Raise to signal failure: the fallback protocol runs.
+
+    A skill that keeps state between calls (a demo ledger numbering its transfers) may also
+    define ``fresh() -> Skill``, a new instance in its first state: each conversation test
+    (``charter test``) calls it, so the numbers a test pins do not depend on the tests before.
     """
 
     name: str

@@ -13,6 +13,7 @@ also asked for by the user ("转人工"), which opens a ticket at once."""
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -194,7 +195,7 @@ def test_ecommerce(open_agent: Open) -> None:
         "pass",
         "template",
         3,
-        "抱歉，这个问题我暂时无法回答。我可以帮您查询订单状态和物流进度、登记退换货申请；"
+        "抱歉，这个问题我暂时无法回答。我可以帮您查询订单状态和物流进度、查询商品价格、校验券码、办理退换货；"
         "如需人工服务，请说“转人工”。",
     )
     assert (r.responses, r.ticket, goals(r)) == (("pack.unanswered",), None, [])
@@ -317,32 +318,33 @@ def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
     assert judged(agent, r) == [(["no-diagnosis"], "blocked")]
     assert r.ticket is None
 
-    # registration asks for a yes before it is recorded
-    r = agent.turn("u1", "s1", "帮我挂明天的神经内科，电话13812345678")
+    # registration asks for a yes before it books
+    r = agent.turn("u1", "s1", "帮我挂2025年7月2日上午的神经内科，电话13812345678")
     assert summary(r) == (
         "ask",
         "template",
         0,
-        "请确认挂号信息：神经内科，就诊时间2024-05-02。信息无误请回复“是”，需要修改请直接告诉我，"
-        "不预约请回复“否”。",
+        "请确认挂号信息：神经内科，就诊时间2025-07-02上午。信息无误请回复“是”，需要修改请直接"
+        "告诉我，不预约请回复“否”。",
     )
     assert goals(r) == [("symptom", "completed"), ("registration", "pending")]
-    assert step(agent, r, "input").inputs["text"] == "帮我挂明天的神经内科，电话[PHONE]"
+    assert step(agent, r, "input").inputs["text"] == "帮我挂2025年7月2日上午的神经内科，电话[PHONE]"
 
     r = agent.turn("u1", "s1", "是")
-    assert summary(r) == (
-        "pass",
-        "template",
-        0,
-        "好的，已确认。\n挂号需求已记录：神经内科，就诊时间2024-05-02，联系电话也已一并记录。"
-        "预约尚未完成：这里暂时不能直接为您锁定号源，请拨打医院预约电话或到门诊挂号窗口完成挂号，"
-        "号源以医院实际安排为准。",
-    )
-    assert r.responses == ("registration.confirmation_accepted", "registration.completed#2")
+    verdict, by, attempts, text = summary(r)
+    assert (verdict, by, attempts) == ("pass", "template", 0)
+    # the reference skill numbers a session's bookings per process: the place may vary
+    assert re.fullmatch(
+        "好的，这就为您预约。\n已为您预约神经内科2025-07-02上午的门诊，预约号SJ-20250702-AM-"
+        "([0-9]{3})，就诊序号第[0-9]+号，请按时到院取号。",
+        text,
+    ), text
+    assert r.responses == ("registration.confirmation_accepted", "appointment_book.summary")
     assert goals(r) == [("symptom", "completed"), ("registration", "completed")]
     stored = facts(agent, "u1")
     assert ("phone", "[PHONE]", True) in stored  # redacted, then encrypted at L2
-    assert ("department", "神经内科", False) in stored and ("date", "2024-05-02", False) in stored
+    assert ("department", "神经内科", False) in stored
+    assert ("date", "2025-07-02T06:00/2025-07-02T12:00", False) in stored
     # the raw number is in no memory table and no trace (the goal's slots keep it: the task
     # needs it to be done)
     assert "13812345678" not in dump(agent, ("memory_", "short_term", "trace"))
@@ -377,6 +379,7 @@ def test_forget_removes_the_user_from_every_store(open_agent: Open) -> None:
         "turns": 2,
         "facts": 1,
         "goals": 1,
+        "executions": 0,
         "tickets": 0,
         "traces": 2,
         "reflections": 1,

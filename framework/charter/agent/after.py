@@ -12,6 +12,8 @@ from charter.agent.reply import Reply
 from charter.agent.steps import ID, Planned
 from charter.events import MemoryWrite, Reflection
 from charter.goals.spec import ROOT_INTENT
+from charter.goals.states import Status
+from charter.goals.tracker import OUTCOME
 from charter.memory.pipeline import Candidate
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
 from charter.traces.model import Trace
@@ -91,11 +93,14 @@ def remember(
     return {"facts": written, "dropped": dropped, "summaries": summaries}
 
 
-def settle_goals(p: Parts, planned: Planned, reply: Reply) -> list[dict[str, Any]]:
+def settle_goals(
+    p: Parts, planned: Planned, reply: Reply, refused: frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
     """The goals whose result the reply told (a skill's result, a completed template, an
-    accepted model answer that delivered them) complete when the reply passed the rules —
-    never by a reply that was refused, blocked or handed over, and never a goal whose
-    sub-goals are still open."""
+    accepted model answer that met the intent's deliverables) complete when the reply passed
+    the rules — never by a reply that was refused, blocked or handed over, and never a goal
+    whose sub-goals are still open. A goal whose skill answered but ``refused`` the request
+    (余额不足) is aborted once its answer is told."""
     delivered = list(reply.extra.get("delivered", ()))
     if reply.verdict not in ("pass", "fixed") or not delivered or not planned.user_id:
         return []
@@ -108,14 +113,23 @@ def settle_goals(p: Parts, planned: Planned, reply: Reply) -> list[dict[str, Any
         if not ready:
             break
         for goal_id in ready:
-            done = p.goals.complete(
-                goal_id,
-                {"answer": p.pipeline.scrub(reply.text)[:200]},
-                actor="agent",
-                trigger="result delivered",
-            )
-            moves.append({"goal": goal_id, "to": "completed", "ok": done.ok})
-            tree[goal_id] = dataclasses.replace(tree[goal_id], status="completed")
+            if goal_id in refused:
+                # kept so a follow-up (那就周四上午) can ask for it again with another value
+                p.goals.set_slots(goal_id, {OUTCOME: "refused"})
+                done = p.goals.transition(
+                    goal_id, "aborted", actor="agent", trigger="the skill refused the request"
+                )
+                to: Status = "aborted"
+            else:
+                done = p.goals.complete(
+                    goal_id,
+                    {"answer": p.pipeline.scrub(reply.text)[:200]},
+                    actor="agent",
+                    trigger="result delivered",
+                )
+                to = "completed"
+            moves.append({"goal": goal_id, "to": to, "ok": done.ok})
+            tree[goal_id] = dataclasses.replace(tree[goal_id], status=to)
             waiting.remove(goal_id)
     for root in [g for g in tree.values() if g.intent == ROOT_INTENT and g.status == "active"]:
         # the root of a split is done when its goals are: the last one delivered now

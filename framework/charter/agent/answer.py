@@ -22,15 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 from charter.agent.judge import alignment_of, open_ticket, rule_context
 from charter.agent.reply import ReflectionRecord, Reply
-from charter.compile.response_spec import SAFE
+from charter.compile.response_spec import FAQ, SAFE
 from charter.compose.composer import MODEL, Composed, Part
 from charter.compose.events import Call, GoalView, TurnFacts, turn_events
 from charter.goals.tracker import AWAITING, REFUSED
 from charter.reflect.engine import Finding
 
 if TYPE_CHECKING:
+    from charter.agent.calls import Called
     from charter.agent.parts import Parts
-    from charter.agent.steps import Called, Planned, Recalled
+    from charter.agent.steps import Planned, Recalled
     from charter.skills.fallback import CallContext
 
 
@@ -109,7 +110,7 @@ def finish(
 ) -> Reply:
     """The Reply: the composed text (open events answered by the model or told plainly),
     checked by the rules, escalated when they say so, blocked when they block."""
-    from charter.agent.steps import outcome_dict
+    from charter.agent.calls import outcome_dict
 
     plain = {
         n: p.composer.unanswered(composed.pieces[n][0], turn)
@@ -133,6 +134,10 @@ def finish(
     )
     if not check:  # the ablation's "no reflection": nothing is checked
         return unchecked
+    if rephrased is None and composed.parts and all(pt.event.kind == FAQ for pt in composed.parts):
+        # a prepared answer of the pack, as written (seed 000 §4.2.2: simple FAQ turns skip
+        # reflection); the FAQ's entries are the pack author's text, like its templates
+        return dataclasses.replace(unchecked, answered_by="faq")
     context = rule_context(p, planned, recalled, called, reply_text)
     if not drafts.parts and rephrased is None:
         # templates and skill results rest on no memory: only a model's text can rest on a

@@ -104,7 +104,9 @@ class Drafter:
                     drafts.findings += judged.findings
                     return
                 drafts.parts[n] = Part(event, MODEL, judged.checked.final_text)
-                if event.goal is not None and judged.alignment.aligned:
+                # the model's text completes a goal only by meeting the deliverables its
+                # intent declares (checked above), never by free text alone
+                if event.goal is not None and judged.alignment.aligned and self._deliverable(event):
                     drafts.goals.add(event.goal)
                 return
             if judged.verdict == "retry" and attempt <= self.max_retries:
@@ -114,6 +116,11 @@ class Drafter:
             if judged.verdict == "escalate":
                 drafts.escalate = "escalate: " + "、".join(judged.checked.failed)
             return
+
+    def _deliverable(self, event: Event) -> bool:
+        spec = self.p.pack.goals
+        intent = spec.intent(event.intent) if spec is not None and event.intent else None
+        return intent is not None and bool(intent.deliverables)
 
     def rephrase(
         self,

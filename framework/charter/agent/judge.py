@@ -26,8 +26,9 @@ from charter.reflect.engine import CheckResult, Finding
 from charter.reflect.modeltext import check_model_text
 
 if TYPE_CHECKING:
+    from charter.agent.calls import Called
     from charter.agent.parts import Parts
-    from charter.agent.steps import Called, Planned, Recalled
+    from charter.agent.steps import Planned, Recalled
     from charter.skills.fallback import CallContext
 
 

@@ -10,9 +10,10 @@ from typing import Any
 
 from charter.agent import fill as model_fill
 from charter.agent.after import scrub_json
+from charter.agent.calls import Called
 from charter.agent.parts import Parts
 from charter.agent.reply import Reply
-from charter.agent.steps import Called, Planned
+from charter.agent.steps import Planned
 from charter.learn.apply import Patched
 from charter.learn.meaning import explains
 from charter.learn.triggers import CallSeen, History, Signals, TurnSeen, evaluate

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from charter.agent import after, answer, learning, steps
+from charter.agent import after, answer, calls, learning, steps
 from charter.agent.drafts import Drafter
 from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
 from charter.agent.reply import Reply, is_negation
@@ -33,6 +33,13 @@ from charter.memory import working
 from charter.memory.records import Accessor
 from charter.registry import Registry
 from charter.traces.recorder import TraceRecorder
+
+# U+FF10-FF19, FF21-FF3A, FF41-FF5A: the full-width digits and Latin letters
+HALF_WIDTH = {
+    cp: cp - 0xFEE0
+    for lo, hi in ((0xFF10, 0xFF19), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A))
+    for cp in range(lo, hi + 1)
+}
 
 
 class Agent:
@@ -112,7 +119,11 @@ class Agent:
 
     def _forget(self, user_id: str, tenant: str | None) -> dict[str, int]:
         counts = self.parts.memory.forget(Accessor(user_id, "agent:forget", role="admin"))
+        goal_ids = [g.id for g in self.parts.goals.tree(user_id)]
         counts["goals"] = self.parts.goals.forget_user(user_id)
+        runner = self.parts.runner
+        if runner is not None and runner.ledger is not None:
+            counts["executions"] = runner.ledger.forget_keys(goal_ids)
         counts["tickets"] = self.parts.tickets.delete_user(user_id)
         if self.parts.traces is not None:
             counts["traces"] = self.parts.traces.delete_user(user_id, tenant=tenant)
@@ -138,7 +149,9 @@ class Agent:
         p = self.parts
         accessor = Accessor(user_id, "agent", role=role, use=self.options.use, consent=consent)
         rec = TraceRecorder(user_id, session_id, p.pack.name, tenant=tenant, wall=p.clock)
-        text = " ".join(text.split())
+        # full-width digits and letters (尾号１２３４, ＳＡＶＥ２０) read as the half-width ones
+        # every pattern, extractor and template is written for; punctuation stays as typed
+        text = " ".join(text.split()).translate(HALF_WIDTH)
         # one turn of a user at a time (a double click, a client retry, forget meanwhile):
         # planning reads then writes the session's goals, and forget must not be undone by
         # the writes of a turn still running
@@ -191,7 +204,14 @@ class Agent:
                     s.outputs.update(patched.trace())
                     s.decision = f"{len(patched.applied)} learned patch(es) matched"
             with rec.step("goals", {"text": text, "preset": patched.preset}) as s:
-                planned = steps.plan(p, user_id, session_id, text, patched.preset)
+                planned = steps.plan(
+                    p,
+                    user_id,
+                    session_id,
+                    text,
+                    patched.preset,
+                    accessor if opts.memory else None,
+                )
                 s.outputs.update(planned.trace())
                 s.decision = planned.decision
             planned = self._fill(rec, text, planned)
@@ -213,10 +233,10 @@ class Agent:
                     s.outputs["ticket"] = handoff
                     s.decision = "the user asked for a person"
             with rec.step("skills") as s:
-                called = steps.call_skills(p, planned, ctx) if opts.skills and not handoff else []
+                called = calls.call_skills(p, planned, ctx) if opts.skills and not handoff else []
                 s.inputs["calls"] = [{"skill": c.skill, "args": dict(c.args)} for c in called]
-                s.outputs["outcomes"] = [steps.outcome_dict(c) for c in called]
-                reopened = steps.reopen(p, planned, called)
+                s.outputs["outcomes"] = [calls.outcome_dict(c) for c in called]
+                reopened = calls.reopen(p, planned, called)
                 if reopened:
                     s.outputs["reopened"] = reopened
                 wm.active_context.tool_state = {c.skill: c.status for c in called}
@@ -280,7 +300,8 @@ class Agent:
                         after.remember(p, accessor, session_id, text, reply, planned, opts)
                     )
             with rec.step("goal_transitions") as s:
-                s.outputs["moves"] = after.settle_goals(p, planned, reply)
+                refused = frozenset(c.goal_id for c in called if c.refused)
+                s.outputs["moves"] = after.settle_goals(p, planned, reply, refused)
             if opts.reflection:
                 with rec.step("learn") as s:
                     s.outputs["patches"] = learning.record_uses(

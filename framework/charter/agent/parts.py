@@ -9,20 +9,24 @@ give each store its own empty database: refused, with the reason.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import regex
+
+from charter.compile.build import Builder
 from charter.compile.compiled import CompiledPack
+from charter.compile.env import Env
+from charter.compile.literals import LiteralTable
 from charter.compile.response_spec import ResponsesSpec, default_spec
 from charter.compile.teller import Teller
 from charter.compose.composer import Composer
 from charter.extensions import LLM, Embedder
 from charter.goals.alignment import AlignmentChecker
-from charter.goals.planner import fill_slots
+from charter.goals.slots import SLOT_REF, fill_slots
 from charter.goals.store import GoalStore
 from charter.goals.tracker import GoalTracker
 from charter.learn.apply import PatchMatcher
@@ -34,10 +38,12 @@ from charter.memory.narrative import NarrativeStore
 from charter.memory.pipeline import WritePipeline
 from charter.memory.policy import MemoryPolicy
 from charter.memory.short_term import ShortTermMemory, SqlShortTermStore
+from charter.protocols import Formatter
 from charter.reflect.engine import Engine
 from charter.registry import Registry
 from charter.skills.breaker import BreakerRegistry
 from charter.skills.breaker_sql import SqlBreakerState
+from charter.skills.executions import ExecutionLedger
 from charter.skills.runner import SkillRunner
 from charter.skills.tickets import TicketStore
 from charter.traces.store import TraceStore
@@ -93,6 +99,9 @@ class Parts:
     learning: LearningSpec = field(default_factory=LearningSpec)
     log: ReflectionLog | None = None
     matcher: PatchMatcher = field(default_factory=lambda: PatchMatcher(LearningSpec(), {}))
+    # intent -> its skill binding's done: condition, over {"result": ...}
+    done: Mapping[str, Callable[[Env], bool]] = field(default_factory=dict)
+    done_table: LiteralTable = field(default_factory=lambda: LiteralTable(()))
 
     def close(self) -> None:
         if self.runner is not None:
@@ -166,6 +175,8 @@ def build(
             tickets=tickets,
             breakers=BreakerRegistry(SqlBreakerState(tickets.engine)),
             notify=notify,
+            # an executing skill runs once per goal, whichever worker takes the confirmation
+            ledger=ExecutionLedger(tickets.engine, clock=clock),
         )
     tracker = alignment = None
     if pack.goals is not None:
@@ -187,6 +198,13 @@ def build(
         pack.constants,
         faq=pack.skills.faq if pack.skills is not None else None,
     )
+    done_table = LiteralTable(pack.goals.literals if pack.goals is not None else ())
+    builder = Builder(done_table.ids, pack.constants, registry.predicates)
+    done = {
+        i.id: builder.expr(i.skill.done)
+        for i in (pack.goals.intents if pack.goals is not None else ())
+        if i.skill is not None and i.skill.done is not None
+    }
     return Parts(
         pack=pack,
         registry=registry,
@@ -210,27 +228,47 @@ def build(
         matcher=PatchMatcher(learning, registry.extractors),
         responses=responses,
         composer=composer,
+        done=done,
+        done_table=done_table,
     )
 
 
-def slot_args(binding_args: Mapping[str, Any], slots: Mapping[str, Any]) -> dict[str, Any]:
+def slot_args(
+    binding_args: Mapping[str, Any],
+    slots: Mapping[str, Any],
+    formatters: Mapping[str, Formatter] | None = None,
+) -> dict[str, Any]:
     """A skill's arguments from a goal's slots: "{slot}" passes the value as it is; other
-    strings are templates (a list joined by 、); an argument whose slot has no value is left
-    out, so the contract's ``required`` decides whether the call can run."""
+    strings are templates (a list joined by 、; "{date|date}" formatted: 2025-07-02); an
+    argument whose slot has no value — or whose formatter cannot write it — is left out, so
+    the contract's ``required`` decides whether the call can run."""
     out: dict[str, Any] = {}
     for arg, value in binding_args.items():
         if not isinstance(value, str):
             out[arg] = value
             continue
-        names = _slot_names(value)
-        if any(slots.get(n) in (None, "", []) for n in names):
+        refs = list(SLOT_REF.finditer(value))
+        if any(slots.get(m.group(1)) in (None, "", []) for m in refs):
             continue
-        if len(names) == 1 and value == "{" + names[0] + "}":
-            out[arg] = slots[names[0]]
-        else:
-            out[arg] = fill_slots(value, slots)
+        if len(refs) == 1 and refs[0].group(0) == value and not refs[0].group(2):
+            out[arg] = slots[refs[0].group(1)]
+            continue
+        if not all(_writes(m, slots, formatters or {}) for m in refs):
+            continue
+        out[arg] = fill_slots(value, slots, formatters)
     return out
 
 
-def _slot_names(template: str) -> list[str]:
-    return re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", template)
+def _writes(
+    m: regex.Match[str], slots: Mapping[str, Any], formatters: Mapping[str, Formatter]
+) -> bool:
+    """Every formatter of the reference can write the slot's value (a date without a part
+    of the day has no 上午/下午: the argument is missing, not a wrong one)."""
+    value = slots.get(m.group(1))
+    for name in (n for n in m.group(2).split("|") if n):
+        formatter = formatters.get(name)
+        written = formatter.format(value) if formatter is not None else None
+        if written is None:
+            return False
+        value = written
+    return True

@@ -59,7 +59,8 @@ class Reply:
     are their ids, in order; ``model`` marks what the model wrote) for the turn's ``events``.
     ``verdict``: pass, fixed (repaired by the rules), ask (a question and nothing delivered: a
     slot is missing, a confirmation is asked, a fallback clarifies), escalate (a person takes
-    over: see ``ticket``), block (the pack's safe message). ``answered_by``: template, model
+    over: see ``ticket``), block (the pack's safe message). ``answered_by``: template, faq (an
+    FAQ entry as written, unchecked like a template), model
     (some of it the model's), escalation or rules (blocked). ``attempts``: generations."""
 
     text: str
@@ -72,7 +73,7 @@ class Reply:
     ticket: str | None = None
     attempts: int = 0
     skills: tuple[Mapping[str, Any], ...] = ()
-    answered_by: str = "template"  # template, model, escalation, rules
+    answered_by: str = "template"  # template, faq, model, escalation, rules
     # delivered: the goals whose result the reply told (they complete); entropy: the model's
     extra: Mapping[str, Any] = field(default_factory=dict)
     responses: tuple[str, ...] = ()

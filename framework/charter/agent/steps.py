@@ -1,24 +1,28 @@
 """The steps of a turn before and after generation (the loop is ``charter.agent.loop``; the
-judgement of a generated answer is ``charter.agent.judge``)."""
+skills it calls are ``charter.agent.calls``; the judgement of a generated answer is
+``charter.agent.judge``)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from charter.agent.judge import Judged, open_ticket, reflect, rule_context
-from charter.agent.parts import Parts, slot_args
+from charter.agent.parts import Parts
 from charter.agent.prompt import DEFAULT_INTRO, Prompt, PromptParts, assemble
 from charter.agent.reply import is_negation
 from charter.compose import events
+from charter.goals.plans import Plan
 from charter.goals.tables import Goal
 from charter.goals.tracker import Turn
 from charter.memory import narrative_lifecycle
 from charter.memory.records import Accessor, Fact
 from charter.skills.fallback import CallContext
-from charter.skills.runner import SkillOutcome
+
+if TYPE_CHECKING:
+    from charter.agent.calls import Called
 
 __all__ = ["Judged", "open_ticket", "reflect", "rule_context"]
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{5,}$")
@@ -87,10 +91,22 @@ def plan(
     session_id: str,
     text: str,
     preset: Mapping[str, Mapping[str, Any]] | None = None,
+    accessor: Accessor | None = None,
 ) -> Planned:
+    """The input planned and applied. ``accessor``: whose remembered facts the slots declared
+    ``carry: memory`` may take (None: memory is off). An input that opens requests without
+    giving them anything and matches an FAQ entry closely (``direct_score``) is not applied:
+    the FAQ answers it (订单怎么取消？ is a question, not an order to look up)."""
     if p.tracker is None:
         return Planned(None, session_id, user_id=user_id)
-    turn = p.tracker.handle(user_id, session_id, text, preset=preset)
+    remembered = _remembered(p, accessor) if accessor is not None else {}
+
+    def faq_first(plan: Plan) -> bool:
+        return faq_direct(p, plan, text)
+
+    turn = p.tracker.handle(
+        user_id, session_id, text, preset=preset, remembered=remembered, unless=faq_first
+    )
     active = p.goals.active(user_id, session_id)
     slots = {
         g.id: {k: v for k, v in p.goals.context(g.id).items() if not k.startswith("_")}
@@ -123,6 +139,53 @@ def plan(
         user_id,
         touched=touched,
     )
+
+
+def _remembered(p: Parts, accessor: Accessor) -> dict[str, Any]:
+    """The user's live facts for the slots some intent carries from memory."""
+    spec = p.pack.goals
+    out: dict[str, Any] = {}
+    for name in sorted(spec.remembered_slots if spec is not None else ()):
+        fact = p.facts.get(accessor, name)
+        if fact is None:
+            continue
+        try:
+            out[name] = p.pipeline.reveal(fact)
+        except Exception:  # a value this key cannot open is not guessed at
+            continue
+    return out
+
+
+def faq_direct(p: Parts, plan: Plan, text: str) -> bool:
+    """The plan only opens requests, the input gives none of them a value (a default or a
+    carried one is not the input's), and an FAQ entry matches it from ``direct_score`` up."""
+    faq = p.pack.skills.faq if p.pack.skills is not None else None
+    spec = p.pack.goals
+    if faq is None or spec is None:
+        return False
+    if plan == Plan(dismissed=True):  # 预约后怎么取消？ asks about cancelling, with nothing open
+        return bool(faq.lookup(text, min_score=faq.direct_score))
+    if not plan.goals:
+        return False
+    if any(
+        (
+            plan.updates,
+            plan.activate,
+            plan.aborts,
+            plan.awaits,
+            plan.mentions,
+            plan.accepted,
+            plan.declined,
+            plan.confirm,
+        )
+    ):
+        return False
+    for g in plan.goals:
+        intent = spec.intent(g.intent)
+        defaults = {s.name: s.default for s in intent.slots} if intent is not None else {}
+        if g.redoes or any(defaults.get(k) != v for k, v in g.slots.items()):
+            return False
+    return bool(faq.lookup(text, min_score=faq.direct_score))
 
 
 # ---- memory -----------------------------------------------------------------------------------
@@ -202,100 +265,6 @@ def call_context(
         conversation=conversation,
         extra=dict(extra or {}),
     )
-
-
-# ---- skills -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Called:
-    goal_id: str
-    skill: str
-    args: Mapping[str, Any]
-    outcome: SkillOutcome
-
-    @property
-    def status(self) -> str:
-        return self.outcome.status
-
-
-def call_skills(p: Parts, planned: Planned, ctx: CallContext) -> list[Called]:
-    """Each goal this input touched, active, whose intent names a skill calls it, when the
-    goal's slots give every argument the contract requires (a missing one is the planner's
-    question to ask). A goal the input did not touch is not called again: its result was
-    told when it was."""
-    if p.runner is None or p.pack.goals is None:
-        return []
-    out = []
-    by_id = {g.id: g for g in planned.active}
-    for goal in (by_id[gid] for gid in planned.touched if gid in by_id):
-        intent = p.pack.goals.intent(goal.intent)
-        binding = intent.skill if intent is not None else None
-        if binding is None:
-            continue
-        contract = p.runner.contract(binding.name)
-        args = typed(slot_args(binding.args, planned.slots.get(goal.id, {})), contract.input_schema)
-        if any(name not in args for name in contract.input_schema.get("required", [])):
-            continue
-        out.append(Called(goal.id, binding.name, args, p.runner.call(binding.name, args, ctx)))
-    return out
-
-
-def reopen(p: Parts, planned: Planned, called: Sequence[Called]) -> list[dict[str, Any]]:
-    """A call refused for its arguments: the goal waits again for the slots those arguments
-    come from (季度只能是第1到第4季度 → the quarter is asked, and 第1季度 answers it)."""
-    moves = []
-    for c in called:
-        failure = c.outcome.failure
-        goal = next((g for g in planned.active if g.id == c.goal_id), None)
-        intent = p.pack.goals.intent(goal.intent) if goal and p.pack.goals else None
-        if intent is None or intent.skill is None:
-            continue
-        if c.status != "invalid" or failure is None:
-            continue
-        refused = {f.strip().split(".", 1)[0] for f in failure.field.split(",") if f.strip()}
-        slots = sorted(
-            name
-            for arg, value in intent.skill.args.items()
-            if arg in refused and isinstance(value, str)
-            for name in re.findall(r"\{([A-Za-z_][A-Za-z0-9_]*)\}", value)
-        )
-        if p.tracker is not None and slots:
-            done = p.tracker.reopen(
-                c.goal_id, slots, trigger=f"{c.skill} refused {', '.join(slots)}"
-            )
-            moves.append({"goal": c.goal_id, "slots": slots, "ok": bool(done and done.ok)})
-    return moves
-
-
-def typed(args: Mapping[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
-    """Slot values are text ("2025" read by a regex); an argument the contract declares an
-    integer or a number is passed as one when the text is exactly a number."""
-    props = schema.get("properties", {})
-    out = dict(args)
-    for name, value in args.items():
-        kind = props.get(name, {}).get("type") if isinstance(props.get(name), dict) else None
-        if not isinstance(value, str) or kind not in ("integer", "number"):
-            continue
-        if re.fullmatch(r"-?[0-9]+", value.strip()):
-            out[name] = int(value)
-        elif kind == "number" and re.fullmatch(r"-?[0-9]+\.[0-9]+", value.strip()):
-            out[name] = float(value)
-    return out
-
-
-def outcome_dict(c: Called) -> dict[str, Any]:
-    o = c.outcome
-    return {
-        "goal": c.goal_id,
-        "skill": c.skill,
-        "args": dict(c.args),
-        "status": o.status,
-        "text": o.text,
-        "failure": o.failure.kind if o.failure is not None else None,
-        "fallback": o.fallback.action if o.fallback is not None else None,
-        "ticket": o.fallback.ticket if o.fallback is not None else None,
-    }
 
 
 # ---- generation -------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ from charter.skills.outage import Outage
 
 if TYPE_CHECKING:
     from charter.agent.loop import Agent
-    from charter.extensions import LLM
+    from charter.extensions import LLM, Skill
 
 SEED = 7  # the same prompt gives the same text: a rerun shows the same conversation
 MAX_TOKENS = 48
@@ -229,30 +229,39 @@ class _Demo:
         self.clock = clock
         self.timer = timer
 
-    def _agent(self, c: Conversation, outages: Mapping[str, Outage]) -> Agent:
+    def _agent(
+        self, c: Conversation, skills: Mapping[str, Skill], outages: Mapping[str, Outage]
+    ) -> Agent:
         from charter.agent import Agent, AgentOptions
         from charter.agent.parts import utcnow
 
-        registry = self.registry
-        if outages:
-            registry = dataclasses.replace(registry, skills={**registry.skills, **outages})
+        registry = dataclasses.replace(self.registry, skills={**skills, **outages})
+        clock = self.clock or utcnow
+        if c.now is not None:  # the demo data's calendar (the medical schedule is July 2025)
+            fixed = datetime.fromisoformat(c.now)
+            clock = lambda: fixed  # noqa: E731
         return Agent.from_pack(
             c.domain,
             llm=self.llm,
             database_url=self.database_url,
             memory_key=self.key,
             registry=registry,
-            clock=self.clock or utcnow,
+            clock=clock,
             options=AgentOptions(max_tokens=MAX_TOKENS, temperature=TEMPERATURE, mode=c.mode),
         )
 
     def converse(self, c: Conversation, result: Result) -> None:
         started = self.timer()
+        from charter.conversations.runner import fresh
+
+        # each conversation's skills start from their first state (a demo ledger's numbering),
+        # as each conversation test's do: a rerun shows the same numbers
+        skills = {n: fresh(s) for n, s in self.registry.skills.items()}
         names = {s.outage for s in c.steps if s.outage is not None}
-        outages = {n: Outage(self.registry.skills[n], "charter demo") for n in sorted(names)}
+        outages = {n: Outage(skills[n], "charter demo") for n in sorted(names)}
         sessions = len({s.session for s in c.steps})
         with self.out.busy(f"compiling the {c.domain} pack…"):
-            agent = self._agent(c, outages)
+            agent = self._agent(c, skills, outages)
         mode = f"{c.mode} mode" if c.mode else f"the pack's {agent.parts.responses.mode} mode"
         self.out.header(
             f"{c.domain} · user {c.user} · {mode} · {len(c.steps)} turns, {sessions} "
@@ -271,7 +280,11 @@ class _Demo:
                 last = step.session
                 noted = self._turn(agent, c, n, step, outages, seen)
                 for name, detail in noted.items():
-                    features.setdefault(name, detail)
+                    if name == "done":  # every goal the journey completed, in order
+                        done = [*features.get("done", "").split(", "), *detail.split(", ")]
+                        features["done"] = ", ".join(dict.fromkeys(d for d in done if d))
+                    else:
+                        features.setdefault(name, detail)
         result.seen[c.name] = features
         result.turns[c.name] = len(c.steps)
         result.seconds[c.name] = self.timer() - started
@@ -322,7 +335,8 @@ def _admin(user: str) -> Any:
 # ---- the summary ------------------------------------------------------------------------------
 
 
-DETAILED = ("handoff", "fallback", "model")  # the summary shows their detail after the ✓
+# the summary shows their detail after the ✓ (done: the goals the journey completed)
+DETAILED = ("handoff", "fallback", "model", "done")
 
 
 def _mark(features: Mapping[str, str], name: str) -> str:
@@ -341,5 +355,8 @@ def _summary(out: DemoOut, result: Result, total: float) -> None:
     for features in result.seen.values():
         for name, detail in features.items():
             union.setdefault(name, detail)
+    finished = sum(1 for f in result.seen.values() if f.get("done"))
+    if finished:
+        union["done"] = f"{finished} of {len(result.seen)} conversations"
     rows.append(_row("all", sum(result.turns.values()), union, total))
     out.summary(rows, f"total wall time {total:.1f}s")

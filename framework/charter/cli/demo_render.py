@@ -21,12 +21,16 @@ SUMMARY_HEAD = (
     "turns",
     "one reply",
     "confirm",
+    "once",
     "correct",
     "cancel",
+    "carry",
+    "faq",
     "hand-off",
     "fallback",
     "memory",
     "model",
+    "completed",
     "time",
 )
 
@@ -143,16 +147,39 @@ class RichDemoOut:
         self.console.print(Padding(Text(_indent(note, "↳ "), style="cyan"), (0, 0, 0, 2)))
 
     def summary(self, rows: Sequence[Sequence[str]], footer: str) -> None:
+        """Two tables, so that a terminal of 100 columns holds them: the marks, then per
+        conversation the goals it completed and the details behind the marks."""
         from rich.table import Table
 
-        table = Table(title="what the demo exercised", title_style="bold")
+        done = SUMMARY_HEAD.index("completed")
+        last = len(rows) - 1
+        table = Table(title="what the demo exercised", title_style="bold", padding=(0, 1))
         for name in SUMMARY_HEAD:
-            table.add_column(name, no_wrap=True)
+            if name == "conversation":
+                table.add_column(name, overflow="fold", max_width=18)
+            elif name != "completed":
+                table.add_column(name, no_wrap=True, min_width=len(name))
         for i, row in enumerate(rows):
-            styled = [c if c != "–" else "[dim]–[/dim]" for c in row]
-            table.add_row(*styled, style="bold" if i == len(rows) - 1 else None)
+            cells = [c if n < 2 or n == len(row) - 1 else c[:1] for n, c in enumerate(row)]
+            del cells[done]
+            styled = [c if c != "–" else "[dim]–[/dim]" for c in cells]
+            table.add_row(*styled, style="bold" if i == last else None)
+        journeys = Table(title="journeys", title_style="bold")
+        journeys.add_column("conversation", no_wrap=True)
+        journeys.add_column("completed", overflow="fold")
+        journeys.add_column("details", overflow="fold")
+        for i, row in enumerate(rows):
+            details = [
+                f"{SUMMARY_HEAD[n]} {c[2:]}"
+                for n, c in enumerate(row)
+                if 1 < n < len(row) - 1 and n != done and c.startswith("✓ ")
+            ]
+            completed = row[done][2:] if row[done].startswith("✓ ") else "–"
+            style = "bold" if i == last else None
+            journeys.add_row(row[0], completed, "; ".join(details) or "–", style=style)
         self.console.print()
         self.console.print(table)
+        self.console.print(journeys)
         self.console.print(footer, style="bold", markup=False, highlight=False)
 
     def checked(self, title: str, rows: Sequence[Checked]) -> None:

@@ -6,10 +6,13 @@ plan, the recall, each model draft and what the checks made of it) after the fac
 model that writes something else gives other notes, never wrong ones.
 
 The shipped packs are ``strict``: their replies are composed from templates and the model
-never speaks in them. So what must not depend on the model is built into the script — one reply
-for two goals, a transfer and a registration asked for confirmation before anything is done, a
-correction and a cancellation acknowledged, the hand-off (转人工), a simulated skill outage and
-its fallback, facts of a first session recalled in a second. The last conversation runs in
+never speaks in them. So what must not depend on the model is built into the script: journeys
+that finish — a transfer corrected, confirmed and executed exactly once (a second 是 replays
+it), another declined; an appointment booked from a triage, its department carried over and its
+time moved before the yes; a price looked up and a coupon checked against it; follow-ups
+without identifiers (那尾号9009呢, 快递到哪了) and a card remembered into a new session; FAQ
+questions answered directly; a simulated skill outage and its fallback; the hand-off (转人工).
+The summary table says, per conversation, which goals completed. The last conversation runs in
 ``assisted`` mode (``AgentOptions(mode="assisted")``): an input no intent claims and no FAQ
 entry answers is given to the model, and its drafts are checked by the model-text checks and the
 pack's rules — the note shows each draft and whether it was accepted or refused, and why.
@@ -25,7 +28,20 @@ if TYPE_CHECKING:
     from charter.agent.reply import Reply
     from charter.traces.model import Trace
 
-FEATURES = ("several", "confirm", "correct", "cancel", "handoff", "fallback", "memory", "model")
+FEATURES = (
+    "several",
+    "confirm",
+    "once",
+    "correct",
+    "cancel",
+    "carry",
+    "faq",
+    "handoff",
+    "fallback",
+    "memory",
+    "model",
+    "done",
+)
 QUOTE = 24  # characters of a model draft quoted in a note
 
 
@@ -42,10 +58,15 @@ class Conversation:
     user: str
     steps: tuple[Step, ...]
     mode: str | None = None  # AgentOptions.mode: None keeps the pack's own (strict)
+    title: str = ""  # what the journey shows, in the header and the summary
+    # the conversation's clock (ISO, local time): the demo data's calendar (the medical
+    # schedule opens 2025-07-01..05); None: the clock the demo was given
+    now: str | None = None
 
     @property
     def name(self) -> str:
-        return f"{self.domain} ({self.mode})" if self.mode else self.domain
+        base = f"{self.domain} {self.title}" if self.title else self.domain
+        return f"{base} ({self.mode})" if self.mode else base
 
 
 CONVERSATIONS: tuple[Conversation, ...] = (
@@ -56,32 +77,49 @@ CONVERSATIONS: tuple[Conversation, ...] = (
             # two intents in one sentence, one reply: the balance, then the transfer to confirm
             Step("查一下尾号1234的余额，然后给张三转账5000元"),
             Step("不对，金额改成3000元"),
-            Step("是的"),
-            Step("帮我转人工"),
-            Step("尾号1234的余额还有多少", session="s2"),
+            Step("是的"),  # executed: transfer (effect: execute), keyed by the goal's id
+            Step("是的"),  # replayed: 已经办理过了, the same transaction number
+            Step("再给王五转账800元"),
+            Step("否"),
         ),
+        title="transfer",
+    ),
+    Conversation(
+        "finance",
+        "erin",
+        (
+            Step("查一下尾号1234的余额"),
+            Step("那尾号9009呢"),  # no intent: the last request again with the other card
+            Step("上次查的那张卡现在余额多少", session="s2"),  # the card from memory
+            Step("帮我转人工", session="s2"),
+        ),
+        title="follow-ups",
     ),
     Conversation(
         "ecommerce",
         "bob",
         (
-            Step("帮我查一下订单"),
-            Step("订单号DD202405010001"),
-            Step("订单DD202405010001的快递到哪了", outage="logistics_track"),
-            # the outage is over: the same skill answers again, the order recalled from s1
-            Step("订单DD202405010001的快递现在到哪了", session="s2"),
+            Step("帮我查一下订单DD202405010001"),
+            Step("快递到哪了", outage="logistics_track"),  # the order carried; the fallback
+            Step("无线蓝牙耳机现在多少钱"),
+            Step("SAVE20这张优惠券还能用吗"),  # checked against the price just told
+            Step("订单怎么取消？"),  # the FAQ, directly
+            Step("我那个订单现在什么状态", session="s2"),  # the order from memory
         ),
+        title="order & coupon",
     ),
     Conversation(
         "medical",
         "carol",
         (
-            # a triage advice and a registration to confirm, in one reply
-            Step("头疼三天了，帮我挂明天上午神经内科的号"),
+            Step("头疼三天了"),  # triage: its department kept in the goal
+            Step("帮我挂这个科明天上午的号"),  # the department carried into the booking
             Step("不对，时间改到后天下午"),
-            Step("帮我取消预约"),
-            Step("头疼还没好", session="s2"),
+            Step("是"),  # booked: appointment_book runs once
+            Step("预约后怎么取消？"),  # the FAQ, directly
         ),
+        title="triage → booking",
+        now="2025-06-30T10:00:00+08:00",
     ),
     Conversation(
         "finance",
@@ -95,7 +133,6 @@ CONVERSATIONS: tuple[Conversation, ...] = (
         mode="assisted",
     ),
 )
-
 
 # outputs a small model might produce, for ``--rules-only``: the rules without a model
 SAMPLES: dict[str, list[tuple[str, dict[str, object]]]] = {
@@ -261,10 +298,41 @@ def _told(
 
 def _skills(reply: Reply, noted: Noted) -> list[str]:
     out = []
+    kinds = {str(e["kind"]) for e in reply.events}
     for s in reply.skills:
         if s.get("fallback"):
             noted.features.setdefault("fallback", str(s["fallback"]))
             out.append(f"{s['skill']} failed ({s['failure']}) → fallback {s['fallback']}")
+        elif s.get("status") == "ok" and s.get("replayed"):
+            noted.features["once"] = str(s["skill"])
+            out.append(f"a yes again: {s['skill']} replayed from its ledger, not executed again")
+        elif s.get("status") == "ok" and "confirmation_accepted" in kinds:
+            noted.features.setdefault("once", str(s["skill"]))
+            refused = " (it refused: the goal is aborted)" if s.get("refused") else ""
+            out.append(f"{s['skill']} executed once, keyed by the goal's id{refused}")
+    return out
+
+
+def _carried(reply: Reply, trace: Trace | None, noted: Noted) -> list[str]:
+    """Values the input did not give (carry:), follow-ups (no intent, the last request
+    again), and FAQ answers given directly."""
+    out = []
+    plan = _outputs(trace, "goals").get("plan") or {}
+    for g in plan.get("goals") or []:
+        carried = dict(g.get("carried") or {})
+        remembered = set(g.get("remembered") or ())
+        for slot, value in carried.items():
+            where = "memory" if slot in remembered else "the session"
+            noted.features.setdefault("carry", f"{g['intent']}.{slot}")
+            if slot in remembered:
+                noted.features.setdefault("memory", "carry")
+            out.append(f"{g['intent']}.{slot} = {value} carried from {where}")
+        if g.get("redoes"):
+            noted.features.setdefault("carry", f"{g['intent']} again")
+            out.append(f"follow-up: {g['intent']} again with the new value")
+    if reply.answered_by == "faq":
+        noted.features.setdefault("faq", ", ".join(reply.responses))
+        out.append("FAQ " + ", ".join(reply.responses) + " answered directly (no goal, no model)")
     return out
 
 
@@ -278,14 +346,21 @@ def _handoff(reply: Reply, trace: Trace | None, noted: Noted) -> str | None:
     return f"ticket {reply.ticket}"
 
 
-def _goal_moves(reply: Reply, moves: Sequence[Mapping[str, Any]]) -> str | None:
+def _goal_moves(reply: Reply, moves: Sequence[Mapping[str, Any]], noted: Noted) -> list[str]:
     intents = {str(g["id"]): str(g["intent"]) for g in reply.goals}
-    done = [
-        intents.get(str(m["goal"]), str(m["goal"]))
-        for m in moves
-        if m.get("to") == "completed" and m.get("ok") and intents.get(str(m["goal"])) != "root"
-    ]
-    return ", ".join(dict.fromkeys(done)) + " completed" if done else None
+    out = []
+    for to in ("completed", "aborted"):
+        moved = [
+            intents.get(str(m["goal"]), str(m["goal"]))
+            for m in moves
+            if m.get("to") == to and m.get("ok") and intents.get(str(m["goal"])) != "root"
+        ]
+        if moved:
+            names = list(dict.fromkeys(moved))
+            out.append(", ".join(names) + f" {to}")
+            if to == "completed":
+                noted.features["done"] = ", ".join(names)
+    return out
 
 
 def _memory(
@@ -322,14 +397,13 @@ def annotate(
         noted.parts.append(_model(reply, trace, kinds, noted))
     else:
         noted.parts.append(_composed(reply, mode))
+    noted.parts += _carried(reply, trace, noted)
     noted.parts += _told(reply, trace, before, noted)
     noted.parts += _skills(reply, noted)
     handoff = _handoff(reply, trace, noted)
     if handoff:
         noted.parts.append(handoff)
-    done = _goal_moves(reply, _outputs(trace, "goal_transitions").get("moves") or [])
-    if done:
-        noted.parts.append(done)
+    noted.parts += _goal_moves(reply, _outputs(trace, "goal_transitions").get("moves") or [], noted)
     memory = _memory(reply, _outputs(trace, "recall"), session, seen, noted)
     if memory:
         noted.parts.append(memory)

@@ -37,6 +37,7 @@ ANSWERED_BY: tuple[str, ...] = (
     "template",
     "escalation",
     "rules",
+    "faq",
 )
 DEFAULT_USER = "u1"
 DEFAULT_SESSION = "s1"

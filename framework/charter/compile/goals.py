@@ -126,6 +126,7 @@ class GoalsCompiler:
                         *(literals_of(i.trigger) for i in intents),
                         literals_of(cancel),
                         literals_of(correct),
+                        *(literals_of(i.skill.done) for i in intents if i.skill and i.skill.done),
                     )
                 )
             ),
@@ -205,10 +206,21 @@ class GoalsCompiler:
         for arg, value in args.items():
             if isinstance(value, str):
                 self.refs(value, names, (*ptr, "args", arg), iid, f"skill argument '{arg}'")
+        done = None
+        if isinstance(raw.get("done"), str):
+            done = self.expr(
+                raw["done"], (*ptr, "done"), f"the done: condition of intent '{iid}'", ("result",)
+            )
+        kept = raw.get("keep")
+        keep = tuple(
+            sorted((str(k), str(v)) for k, v in (kept if isinstance(kept, dict) else {}).items())
+        )
         return S.SkillBinding(
             raw["name"],
             json.dumps(args, ensure_ascii=False, sort_keys=True),
             self.doc.loc(ptr),
+            keep,
+            done,
         )
 
     def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
@@ -258,6 +270,7 @@ class GoalsCompiler:
             multiple=raw.get("multiple") is True,
             model=raw.get("model") is True,
             label=_s(raw.get("label")),
+            carry=_s(raw.get("carry")) or None,
         )
 
     def refs(self, template: str, names: list[str], ptr: Pointer, iid: str, where: str) -> None:
@@ -361,6 +374,9 @@ class GoalsCompiler:
                     now=_s(case.get("now")) or "2026-01-07T09:00",
                     goals_json=json.dumps(goals, ensure_ascii=False, sort_keys=True, default=str),
                     plan_json=json.dumps(plan, ensure_ascii=False, sort_keys=True, default=str),
+                    remembered_json=json.dumps(
+                        _dict(case.get("remembered")), ensure_ascii=False, sort_keys=True
+                    ),
                 )
             )
         return out

@@ -159,6 +159,19 @@ def _scopes(
             vs = values.get(s.name, [])
             old, new = (vs[0], vs[1]) if len(vs) > 1 else (vs[0], vs[0]) if vs else (None, None)
             yield {**base, "slot": s.name, "label": s.label or None, "old": old, "new": new}
+    elif event == "slot_carried" and intent is not None:
+        for s in intent.slots:
+            if s.carry is None:
+                continue
+            for value in values.get(s.name, [])[:1]:
+                for source in ("session", "memory"):
+                    yield {
+                        **base,
+                        "slot": s.name,
+                        "label": s.label or None,
+                        "value": value,
+                        "source": source,
+                    }
     elif event.startswith("confirmation_") and intent is None:
         described = [fill_slots(i.description, {}) for i in (goals.intents if goals else ())][:2]
         yield {"goals": described, "count": len(described)}
@@ -196,9 +209,11 @@ def applies(event: str, intent: IntentSpec | None, goals: GoalsSpec | None) -> b
     return {
         "slot_asked": required,
         "slot_corrected": bool(intent.slots),
+        "slot_carried": any(s.carry for s in intent.slots),
         "resumed": required,
         "confirmation_asked": intent.confirm,
         "confirmation_accepted": intent.confirm,
+        "already_done": intent.confirm,
         "confirmation_declined": intent.confirm,
         "skill_failed": intent.skill is not None,
         "handed_off": False,

@@ -32,7 +32,11 @@ DEFAULT_MODE = "strict"
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "slot_asked": ("slot", "label", "question"),
     "slot_corrected": ("slot", "label", "old", "new"),
+    # a value the input did not give, taken from the session's goals or the user's memory
+    "slot_carried": ("slot", "label", "value", "source"),
     "cancelled": (),
+    # a yes again after an action was done: it is not done twice
+    "already_done": (),
     "confirmation_asked": ("goals", "count"),
     "confirmation_accepted": ("goals", "count"),
     "confirmation_declined": ("goals", "count"),
@@ -66,12 +70,16 @@ BUILTIN: dict[str, tuple[str, ...]] = {
         "好的，已将{label}改为{new}。",
         "好的，已更新为{new}。",
     ),
+    # neutral about where the value came from (the user's words, or a result told earlier):
+    # a pack words the two sources itself, with when: source == "memory"
+    "slot_carried": ("沿用{label}：{value}。", "沿用{value}。"),
     "cancelled": ("好的，已取消{goal}。", "好的，有需要随时找我。"),
     "confirmation_asked": (
         "检测到您可能需要同时处理{count}件事：{goals}，是否继续？（是/否）",
         "请确认：{goal}？（是/否）",
     ),
     "confirmation_accepted": ("好的，已确认。",),
+    "already_done": ("{intent}已经办理过了，不会重复办理。",),
     "confirmation_declined": ("好的，这些事项都不办理了。", "好的，已取消{goal}。"),
     "completed": (),
     "skill_failed": ("抱歉，{intent}暂时无法办理，请稍后再试，或说“转人工”由人工客服处理。",),

@@ -7,7 +7,8 @@ declare (CH321); a fallback naming an unknown protocol, skill or an FAQ the pack
 (CH322); a contract no installed plugin implements (CH323, a warning — ``--strict`` fails on
 it); two contracts of one name, or a file named unlike its skill (CH324); a fallback condition
 or action that does not parse (CH325); a message for a property the input schema does not
-declare (CH326, a warning). Constraints are DSL expressions over ``args`` (CH100 and the other
+declare (CH326, a warning); an intent calling an executing skill (``effect: execute``) without
+``confirm: true`` (CH327). Constraints are DSL expressions over ``args`` (CH100 and the other
 DSL codes as for rules).
 """
 
@@ -121,10 +122,26 @@ class _Stage(FallbackStage):
                 continue
             if inp is not None and not self._args_known(doc, node, ptr, name, props):
                 continue
-            constraints.append(S.Constraint(node, raw["message"], raw["check"], doc.loc(ptr)))
+            asks = raw.get("asks")
+            named = tuple(str(a) for a in asks) if isinstance(asks, list) else ()
+            for k, arg in enumerate(named):
+                if inp is not None and arg not in props:
+                    self.diagnostics.append(
+                        error(
+                            "CH321",
+                            f"constraint of skill '{name}' asks for '{arg}', which the input "
+                            "schema does not declare",
+                            doc.loc(("constraints", n, "asks", k)),
+                            did_you_mean(arg, props) or "name an argument of input_schema",
+                        )
+                    )
+            constraints.append(
+                S.Constraint(node, raw["message"], raw["check"], doc.loc(ptr), named)
+            )
         for key in _dict(data.get("messages")):
             prop = key.split(".")[0]
-            if inp is not None and key != "default" and prop not in props and prop != "required":
+            whole = prop in _WHOLE  # a keyword about the arguments together (anyOf: 至少给一个)
+            if inp is not None and key != "default" and prop not in props and not whole:
                 self.diagnostics.append(
                     warning(
                         "CH326",
@@ -169,6 +186,7 @@ class _Stage(FallbackStage):
             ),
             fallback=data.get("fallback") if isinstance(data.get("fallback"), str) else None,
             cases=tuple(self.cases(doc, data)),
+            executes=data.get("effect") == "execute",
         )
 
     def _args_known(
@@ -275,6 +293,23 @@ class _Stage(FallbackStage):
         return all(any(e.serves(s) for e in faq.entries) for s in skills)
 
 
+# JSON Schema keywords a message may be keyed by at the top level: they are about the
+# arguments together, not one property
+_WHOLE = frozenset(
+    {
+        "required",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "not",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+        "additionalProperties",
+    }
+)
+
+
 def _bindings(
     stage: _Stage, goals: GoalsSpec | None, declared: Mapping[str, tuple[str | None, LocatedDoc]]
 ) -> None:
@@ -295,7 +330,18 @@ def _bindings(
                 )
             )
             continue
-        props = _dict(_dict(_dict(declared[b.name][1].data).get("input_schema")).get("properties"))
+        data = _dict(declared[b.name][1].data)
+        if data.get("effect") == "execute" and not intent.confirm:
+            stage.diagnostics.append(
+                error(
+                    "CH327",
+                    f"intent '{intent.id}' calls skill '{b.name}', which executes "
+                    "(effect: execute), without asking the user first",
+                    at,
+                    "add confirm: true to the intent: nothing executes before the user's yes",
+                )
+            )
+        props = _dict(_dict(data.get("input_schema")).get("properties"))
         for arg in b.args:
             if arg not in props:
                 stage.diagnostics.append(

@@ -1,7 +1,8 @@
 """What happened in a turn, as goal events in the order the reply tells them (ARCHITECTURE §5a):
 
 1. what the user did — ``cancelled``, ``confirmation_declined``, ``confirmation_accepted``,
-   ``slot_corrected`` (old and new value);
+   ``slot_corrected`` (old and new value); and ``slot_carried``, a value the input did not
+   give, taken from the session or memory;
 2. each goal the input touched, in plan order — a skill's ``result``, a fallback protocol's own
    text (``fallback``), arguments the contract refused (``invalid``), ``skill_failed``,
    ``completed`` (for an intent without a skill, its answer);
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from charter.goals.planner import Plan, fill_slots
+from charter.goals.plans import SlotUpdate
 from charter.goals.spec import AGGREGATE_INTENT, GoalsSpec, IntentSpec
 from charter.skills.runner import SkillOutcome
 
@@ -79,7 +81,7 @@ class Event:
         for key in ("goal", "intent", "skill", "ticket"):
             if getattr(self, key) is not None:
                 out[key] = getattr(self, key)
-        if self.kind in ("slot_corrected", "slot_asked"):
+        if self.kind in ("slot_corrected", "slot_asked", "slot_carried"):
             out["slot"] = self.scope.get("slot")
         return out
 
@@ -156,11 +158,16 @@ class _Build:
             out += self.grouped(
                 "confirmation_accepted", [g for a in plan.activate if (g := self.real(a))]
             )
-        for u in plan.updates:
+        # one acknowledgement per goal and input, of its first slot changed (in the intent's
+        # order): 改到后天下午 changes the date and the half-day, and the user hears one change;
+        # what follows (the confirmation asked again, the result) restates every value
+        acked: set[str] = set()
+        for u in sorted(plan.updates, key=self._slot_order):
             g = self.real(u.goal)
             old = u.old if u.old not in (None, "", []) or g is None else g.refused.get(u.slot)
-            if g is None or old in (None, "", []) or old == u.value:
+            if g is None or old in (None, "", []) or old == u.value or g.id in acked:
                 continue
+            acked.add(g.id)
             spec = self.intent(g)
             slot = spec.slot(u.slot) if spec is not None else None
             label = slot.label if slot is not None and slot.label else None
@@ -172,14 +179,31 @@ class _Build:
             spec = self.intent(g) if g is not None else None
             if g is None or spec is None:
                 continue
-            for name, old in new.replaces.items():
+            for name, old in list(new.replaces.items())[:1]:
                 slot = spec.slot(name)
                 label = slot.label if slot is not None and slot.label else None
                 new_value = g.slots.get(name)
                 out.append(
                     self.event("slot_corrected", g, slot=name, label=label, old=old, new=new_value)
                 )
+            for name, value in new.carried.items():  # said, so a wrong guess can be corrected
+                slot = spec.slot(name)
+                label = slot.label if slot is not None and slot.label else None
+                source = "memory" if name in new.remembered else "session"
+                out.append(
+                    self.event(
+                        "slot_carried", g, slot=name, label=label, value=value, source=source
+                    )
+                )
         return out
+
+    def _slot_order(self, u: SlotUpdate) -> tuple[int, int]:
+        """Updates in plan order by goal, each goal's in its intent's slot order."""
+        goals = list(dict.fromkeys(x.goal for x in self.f.plan.updates))
+        g = self.f.goals.get(u.goal)
+        spec = self.intent(g) if g is not None else None
+        names = [s.name for s in spec.slots] if spec is not None else []
+        return goals.index(u.goal), names.index(u.slot) if u.slot in names else len(names)
 
     def grouped(self, kind: str, goals: list[GoalView]) -> list[Event]:
         """One event per goal; the goals of a split as one (``goals``, ``count``)."""
@@ -281,6 +305,8 @@ def turn_events(facts: TurnFacts) -> list[Event]:
     """The turn's events, in the order the reply tells them."""
     b = _Build(facts)
     out = b.acknowledgements()
+    if facts.plan.repeated:
+        out += [b.event("already_done", g) for gid in facts.plan.mentions if (g := b.real(gid))]
     if facts.plan.dismissed:
         out.append(Event("cancelled"))
     if facts.handoff is not None:
@@ -295,7 +321,9 @@ def turn_events(facts: TurnFacts) -> list[Event]:
             if merged is not None and merged.intent == AGGREGATE_INTENT:
                 out.append(b.aggregate(merged))
             continue
-        if g.status == "active" or any(c.goal == gid for c in facts.calls):
+        if g.status == "completed":  # a repeated yes: the result told again, if one was kept
+            out += [e for c in facts.calls if c.goal == gid for e in b.call(g, c)]
+        elif g.status == "active" or any(c.goal == gid for c in facts.calls):
             # a call refused for its arguments left the goal pending on them: the contract's
             # message is the question
             out += b.outcomes(g)

@@ -26,6 +26,7 @@ from charter.compile.compiled import CompiledPack
 from charter.compile.conversations import Conversation, Turn, parse_time
 from charter.conversations.assertions import Observed, check
 from charter.conversations.model import TurnModel
+from charter.extensions import Skill
 from charter.memory.records import Accessor
 from charter.registry import Registry
 from charter.skills.outage import Outage
@@ -117,18 +118,23 @@ def run_conversations(
             shutil.rmtree(where, ignore_errors=True)
 
 
+def fresh(skill: Skill) -> Skill:
+    """The skill in its first state, when it can give one (``Skill.fresh``)."""
+    make = getattr(skill, "fresh", None)
+    return make() if callable(make) else skill
+
+
 def run_conversation(
     pack: CompiledPack, registry: Registry, conversation: Conversation, database: Path
 ) -> ConversationResult:
     started = time.perf_counter()
     database.unlink(missing_ok=True)
     database.touch()
+    # every conversation starts from the skills' first state (a demo ledger's numbering)
+    skills = {n: fresh(s) for n, s in registry.skills.items()}
     names = sorted({t.outage for t in conversation.turns if t.outage is not None})
-    outages = {
-        n: Outage(registry.skills[n], "a conversation test") for n in names if n in registry.skills
-    }
-    if outages:
-        registry = dataclasses.replace(registry, skills={**registry.skills, **outages})
+    outages = {n: Outage(skills[n], "a conversation test") for n in names if n in skills}
+    registry = dataclasses.replace(registry, skills={**skills, **outages})
     model = TurnModel()
     start = parse_time(conversation.now)
     if start is None:  # the compile stage refuses it (CH366)

@@ -58,7 +58,10 @@ class Build:
         p, spec = self.p, self.spec
         matched = [i for i in spec.intents if i.id not in self.skip and p.triggers[i.id](self.env)]
         if not matched:
-            return Plan() if new_only else self.answers()
+            if new_only:
+                return Plan()
+            answered = self.answers()
+            return answered if answered != Plan() else p.follow_up(self.text, self.state)
         where = {i.id: p._positions(self.env, i) for i in matched}
         order = {i.id: n for n, i in enumerate(spec.intents)}
         matched.sort(key=lambda i: (where[i.id][0] if where[i.id] else len(self.text), order[i.id]))
@@ -307,23 +310,39 @@ class Build:
             for name in intent.inherits:
                 if name not in slots and (v := self._inherit(name, g, done)) is not None:
                     inherited[name] = v
+            carried: dict[str, Any] = {}
+            remembered: list[str] = []
             for s in intent.slots:
-                if s.name not in slots and s.name not in inherited and s.default is not None:
+                if s.carry is None or s.name in slots or s.name in inherited:
+                    continue
+                got = self._carry(s.name, s.carry)
+                if got is not None:
+                    carried[s.name] = got[0]
+                    if got[1] == "memory":
+                        remembered.append(s.name)
+            for s in intent.slots:
+                given = s.name in slots or s.name in inherited or s.name in carried
+                if not given and s.default is not None:
                     slots[s.name] = s.default
             missing = tuple(
                 s.name
                 for s in intent.slots
-                if s.required and s.name not in slots and s.name not in inherited
+                if s.required
+                and s.name not in slots
+                and s.name not in inherited
+                and s.name not in carried
             )
             if missing and (ask := self.p._ask(intent.id, missing, g.ref)):
                 questions.append(ask)
-            values = {**inherited, **slots}
+            values = {**inherited, **carried, **slots}
             confirm = intent.confirm and not missing
             done.append(
                 _replace(
                     g,
                     slots=slots,
                     inherited=inherited,
+                    carried=carried,
+                    remembered=tuple(remembered),
                     missing=missing,
                     status="pending" if missing or confirm else "active",
                     description=self.p.describe(intent.description, values),
@@ -332,6 +351,18 @@ class Build:
             )
         self.new = done
         return questions
+
+    def _carry(self, name: str, mode: str) -> tuple[Any, str] | None:
+        """A ``carry:`` slot's value: from the session's open goals, then its completed ones
+        (the latest first), then — ``memory`` — the user's remembered facts."""
+        for goal in (*reversed(self.state.goals), *self.state.recent):
+            value = goal.slots.get(name)
+            if value not in (None, "", []):
+                return value, "session"
+        value = self.state.remembered.get(name) if mode == "memory" else None
+        if value not in (None, "", []):
+            return value, "memory"
+        return None
 
     def _inherit(self, name: str, goal: NewGoal, done: list[NewGoal]) -> Any:
         """From the parent (new or open), then earlier new siblings, then the open ancestors."""

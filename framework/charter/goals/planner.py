@@ -23,6 +23,7 @@ slots), no randomness; the same input and state always give the same plan. In or
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -82,6 +83,25 @@ _NO = frozenset(
     }
 )
 _WORDS = regex.compile(r"[\s。，,.!！?？~～、；;]+")
+
+
+# extractors whose values turn up in any sentence (明天, 100元): alone they are no follow-up
+_COMMON = ("time", "money")
+
+
+_FOLLOW = regex.compile(r"^(?:那么?|那就|还有|换成|改成|改为|换|再)|呢[\p{P}\s]*$")
+
+
+def _elliptical(text: str, found: Mapping[str, Any]) -> bool:
+    """The input is a follow-up's shape: 那…呢, 换成…, or its values with at most three other
+    characters (卡号是…)."""
+    if _FOLLOW.search(text.strip()):
+        return True
+    rest = text
+    for value in found.values():
+        for v in value if isinstance(value, list) else [value]:
+            rest = rest.replace(str(v), "")
+    return len(regex.sub(r"[\p{P}\s]", "", rest)) <= 3
 
 
 def _answer(text: str) -> bool | None:
@@ -182,6 +202,15 @@ class Planner:
             return Plan(
                 activate=ready, questions=tuple(a.text for a in asks), asks=asks, accepted=True
             )
+        done = state.done
+        if (
+            answer is True
+            and not awaiting
+            and done is not None
+            and done.status == "completed"  # not one a skill refused: nothing was done
+            and self.confirms(done.intent)
+        ):
+            return Plan(mentions=(done.id,), repeated=True)
         if awaiting and answer is False:
             ids = [g.id for g in awaiting]
             return Plan(aborts=self._with_empty_parents(ids, goals), declined=True)
@@ -196,9 +225,8 @@ class Planner:
         if goals and self.cancel(env):
             aborts = self._cancelled(env, goals)
             # what is left of the input may still be a new request (算了，帮我转账...)
-            state = SessionState(
-                tuple(g for g in goals if g.id not in aborts), state.now, state.preset
-            )
+            # what is cancelled is not redone by a correction: no done goal past a cancellation
+            state = replace(state, goals=tuple(g for g in goals if g.id not in aborts), done=None)
             built = Build(self, env, text, state, skip={self._goal(goals, a) for a in aborts})
             return merge(Plan(aborts=aborts), built.plan(new_only=True))
         fixed = Plan()
@@ -264,17 +292,23 @@ class Planner:
         done: OpenGoal,
         now: datetime,
         preset: Mapping[str, Mapping[str, Any]],
+        *,
+        added: bool = False,
     ) -> Plan:
         """不对，是尾号5678 right after the balance was told: the completed goal's request again,
-        with the corrected values (a new goal; an action is confirmed again)."""
+        with the corrected values (a new goal; an action is confirmed again). ``added``: a value
+        for a slot the goal did not have counts too (a follow-up gives the missing card)."""
         intent = self.intents.get(done.intent)
         found = self.values(intent, text, now, preset) if intent is not None else {}
         replaced = {
             k: done.slots[k] for k, v in found.items() if done.slots.get(k) not in (None, v)
         }
-        if intent is None or not replaced:
+        new = [k for k, v in found.items() if done.slots.get(k) in (None, "", [])]
+        if intent is None or not (replaced or (added and new)):
             return Plan()
-        slots = {**done.slots, **found}
+        # the intent's own slots: what a result kept (keep:) belongs to the old request
+        own = {k: v for k, v in done.slots.items() if intent.slot(k) is not None}
+        slots = {**own, **found}
         goal = NewGoal(
             ref="n1",
             intent=intent.id,
@@ -289,6 +323,31 @@ class Planner:
             replaces=replaced,
         )
         return Plan(goals=(goal,))
+
+    def follow_up(self, text: str, state: SessionState) -> Plan:
+        """An input with no intent that gives another value for the session's last request
+        (那尾号9009呢 after a balance, 换成XL码 after a return): that request again with it.
+        Only an elliptical input is one: a 那…呢 / 换成… form, or little besides the value
+        (卡号是6222…); 现在到39度了 says something new about the symptom, it asks nothing again.
+        A value counts when its slot is required, has the pack's own pattern or a specific
+        extractor (a bank card): a date or an amount alone is too common to mean "the same
+        again"."""
+        done = state.done
+        intent = self.intents.get(done.intent) if done is not None else None
+        if done is None or intent is None:
+            return Plan()
+        found = self.values(intent, text, state.now, state.preset)
+        telling = [
+            k
+            for k in found
+            if (s := intent.slot(k)) is not None
+            and (s.required or s.regex or s.extractor not in (None, *_COMMON))
+        ]
+        if not telling or not _elliptical(text, found):
+            return Plan()
+        again = self._redo(text, done, state.now, state.preset, added=True)
+        # another request, not a correction: its result says what was asked, no "改为" first
+        return replace(again, goals=tuple(replace(g, replaces={}) for g in again.goals))
 
     def _corrections(
         self,
@@ -330,4 +389,5 @@ class Planner:
 
 def plan_case(planner: Planner, case: S.GoalCase) -> dict[str, Any]:
     """The plan of a planner test, as the dict the test compares."""
-    return planner.plan(case.input, state_from(case.goals, case.now)).as_dict()
+    state = state_from(case.goals, case.now, case.remembered)
+    return planner.plan(case.input, state).as_dict()

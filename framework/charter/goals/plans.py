@@ -49,6 +49,11 @@ class SessionState:
     preset: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     # the session's goal completed last: what "不对，是尾号5678" right after an answer corrects
     done: OpenGoal | None = None
+    # the session's completed goals, the latest first: where ``carry:`` slots look after the
+    # open goals (their slots, and the result fields their skill binding keeps)
+    recent: tuple[OpenGoal, ...] = ()
+    # the user's remembered facts, slot name -> value, for the slots declared ``carry: memory``
+    remembered: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -69,6 +74,10 @@ class NewGoal:
     # the correction replaced (slot -> old value)
     redoes: str | None = None
     replaces: Mapping[str, Any] = field(default_factory=dict)
+    # values the input did not give, taken by ``carry:`` from the session or memory (slot ->
+    # value), and the slots of those that came from memory
+    carried: Mapping[str, Any] = field(default_factory=dict)
+    remembered: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -78,7 +87,7 @@ class NewGoal:
             "status": self.status,
             "description": self.description,
         }
-        for key in ("slots", "inherited", "missing", "members"):
+        for key in ("slots", "inherited", "carried", "remembered", "missing", "members"):
             value = getattr(self, key)
             if value:
                 out[key] = dict(value) if isinstance(value, Mapping) else list(value)
@@ -124,6 +133,9 @@ class Plan:
     accepted: bool = False  # the input is a yes to what awaits it (activate)
     declined: bool = False  # the input is a no to what awaits it (aborts)
     dismissed: bool = False  # a cancellation (算了) with nothing open to cancel
+    # a yes with nothing awaiting it, right after an action was done: it is done already
+    # (``mentions`` holds that goal; its result is told again, never executed again)
+    repeated: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The plan with empty parts left out: what planner tests compare."""
@@ -146,20 +158,31 @@ def replace_goal(goal: NewGoal, **changes: Any) -> NewGoal:
     return replace(goal, **changes)
 
 
-def state_from(goals: Sequence[Mapping[str, Any]], now: str) -> SessionState:
-    """A session state written as in a planner test: open goals as mappings, an ISO clock."""
+def state_from(
+    goals: Sequence[Mapping[str, Any]],
+    now: str,
+    remembered: Mapping[str, Any] | None = None,
+) -> SessionState:
+    """A session state written as in a planner test: goals as mappings (open ones, and
+    completed ones the session finished, the last listed the latest), an ISO clock, the
+    user's remembered facts."""
+    made = [
+        OpenGoal(
+            id=str(g["id"]),
+            intent=str(g["intent"]),
+            status=str(g.get("status", "active")),
+            parent=g.get("parent"),
+            slots=dict(g.get("slots") or {}),
+            missing=tuple(g.get("missing") or ()),
+            awaiting=bool(g.get("awaiting", False)),
+        )
+        for g in goals
+    ]
+    recent = tuple(reversed([g for g in made if g.status == "completed"]))
     return SessionState(
-        goals=tuple(
-            OpenGoal(
-                id=str(g["id"]),
-                intent=str(g["intent"]),
-                status=str(g.get("status", "active")),
-                parent=g.get("parent"),
-                slots=dict(g.get("slots") or {}),
-                missing=tuple(g.get("missing") or ()),
-                awaiting=bool(g.get("awaiting", False)),
-            )
-            for g in goals
-        ),
+        goals=tuple(g for g in made if g.status != "completed"),
         now=datetime.fromisoformat(now),
+        done=recent[0] if recent else None,
+        recent=recent,
+        remembered=dict(remembered or {}),
     )

@@ -13,7 +13,11 @@ from typing import Any
 from charter.diagnostics import Location
 from charter.dsl import ast as A
 
-DEFAULT_CANCEL = 'input contains any ["取消", "不用了", "算了", "不要了", "不需要了"]'
+# 怎么取消 / 如何取消 asks how to cancel something (the FAQ's question), it cancels nothing
+DEFAULT_CANCEL = (
+    'input contains any ["取消", "不用了", "算了", "不要了", "不需要了"] '
+    "and not input matches /(?:怎么|如何|怎样|在哪里?)取消/"
+)
 # a correction names the new value: 改成 / 换到 …, or 不对，是 … / 应该是 …
 DEFAULT_CORRECT = (
     'input contains any ["改成", "改为", "换成", "改到", "换到", '
@@ -39,6 +43,9 @@ class SlotSpec:
     multiple: bool = False
     model: bool = False  # the model may read it from the input when nothing else finds it
     label: str = ""  # what replies call it (转账金额)
+    # where a value missing from the input may come from: "session" (the session's goals) or
+    # "memory" (those, then the user's remembered facts); None: only the input
+    carry: str | None = None
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,10 @@ class SkillBinding:
     name: str
     args_json: str = "{}"
     location: Location | None = None
+    # (slot name, path in the result): fields of a successful result kept as the goal's slots
+    keep: tuple[tuple[str, str], ...] = ()
+    # over ``result``: a successful result for which it does not hold refused the request
+    done: A.Expr | None = None
 
     @property
     def args(self) -> dict[str, Any]:
@@ -101,6 +112,12 @@ class GoalCase:
     now: str = "2026-01-07T09:00"
     goals_json: str = "[]"  # the open goals before the input
     plan_json: str = "{}"  # the plan wanted
+    remembered_json: str = "{}"  # the user's remembered facts, by slot name
+
+    @property
+    def remembered(self) -> dict[str, Any]:
+        value: dict[str, Any] = json.loads(self.remembered_json)
+        return value
 
     @property
     def goals(self) -> list[dict[str, Any]]:
@@ -129,6 +146,11 @@ class GoalsSpec:
 
     def intent(self, intent_id: str) -> IntentSpec | None:
         return next((i for i in self.intents if i.id == intent_id), None)
+
+    @property
+    def remembered_slots(self) -> frozenset[str]:
+        """The slots some intent may take from the user's remembered facts (``carry: memory``)."""
+        return frozenset(s.name for i in self.intents for s in i.slots if s.carry == "memory")
 
     @property
     def model_slots(self) -> bool:

@@ -25,6 +25,9 @@ from charter.goals.tables import Goal
 from charter.registry import Registry
 
 AWAITING = "_awaiting"
+CARRIED = "_carried"  # slot -> where a carried value came from (session / memory)
+OUTCOME = "_outcome"  # "refused": the skill answered that it would not do it (aborted goal)
+RECENT = 5  # completed goals of the session a follow-up may carry from
 REFUSED = "_refused"  # slot -> the value a skill's contract refused (the old value when re-given)
 
 
@@ -38,6 +41,7 @@ class Turn:
     questions: tuple[str, ...]
     confirm: str | None
     asks: tuple[Ask, ...] = ()  # the questions, about goals by id
+    skipped: Plan | None = None  # the plan not applied (``unless`` held): the FAQ answers
 
     def goal_id(self, ref_or_id: str) -> str:
         return self.created.get(ref_or_id, ref_or_id)
@@ -67,6 +71,7 @@ class GoalTracker:
         user_id: str,
         session_id: str,
         preset: Mapping[str, Mapping[str, Any]] | None = None,
+        remembered: Mapping[str, Any] | None = None,
     ) -> SessionState:
         goals = []
         tree = self.store.tree(user_id, session_id)
@@ -92,21 +97,37 @@ class GoalTracker:
             )
         # the planner reads 明天 on the local calendar: an aware clock is converted to local time
         now = self.clock()
+        recent = self._recent(tree)
         return SessionState(
             tuple(goals),
             now.astimezone().replace(tzinfo=None) if now.tzinfo else now,
             dict(preset or {}),
-            self._done(tree),
+            recent[0] if recent else None,
+            recent,
+            dict(remembered or {}),
         )
 
-    def _done(self, tree: list[Goal]) -> OpenGoal | None:
-        """The goal of the session completed last, if it is a goal of the pack's intents."""
-        done = [g for g in tree if g.status == "completed" and self.spec.intent(g.intent)]
-        if not done:
-            return None
-        last = max(done, key=lambda g: (g.updated_at, g.created_at))
-        slots = {k: v for k, v in self.store.context(last.id).items() if not k.startswith("_")}
-        return OpenGoal(last.id, last.intent, last.status, last.parent_id, slots)
+    def _recent(self, tree: list[Goal]) -> tuple[OpenGoal, ...]:
+        """The session's finished goals of the pack's intents, the latest first (at most
+        ``RECENT``): completed ones, and those a skill refused (号源已满 — 那就周四上午 asks
+        again); the last is what a correction or a follow-up redoes, all are where ``carry:``
+        looks."""
+        done = [
+            (g.updated_at, g.created_at, n, g)
+            for n, g in enumerate(tree)  # creation order breaks a tie of one clock tick
+            if g.status in ("completed", "aborted") and self.spec.intent(g.intent)
+        ]
+        done.sort(key=lambda row: row[:3], reverse=True)
+        out = []
+        for *_, g in done:
+            context = self.store.context(g.id)
+            if g.status == "aborted" and context.get(OUTCOME) != "refused":
+                continue  # what the user cancelled is not carried or redone
+            slots = {k: v for k, v in context.items() if not k.startswith("_")}
+            out.append(OpenGoal(g.id, g.intent, g.status, g.parent_id, slots))
+            if len(out) == RECENT:
+                break
+        return tuple(out)
 
     def handle(
         self,
@@ -115,19 +136,29 @@ class GoalTracker:
         text: str,
         *,
         preset: Mapping[str, Mapping[str, Any]] | None = None,
+        remembered: Mapping[str, Any] | None = None,
+        unless: Callable[[Plan], bool] | None = None,
     ) -> Turn:
         """Plan the input and apply the plan. ``preset``: slot values decided before planning
-        (intent -> slot -> value, from learned patches), overriding what the input gives."""
-        state = self.state(user_id, session_id, preset)
+        (intent -> slot -> value, from learned patches), overriding what the input gives;
+        ``remembered``: the user's facts for ``carry: memory`` slots; ``unless``: a plan it
+        holds for is not applied (the input is answered otherwise: an FAQ question)."""
+        state = self.state(user_id, session_id, preset, remembered)
         plan = self.planner.plan(text, state)
+        if unless is not None and unless(plan):
+            return Turn(Plan(), {}, (), (), None, skipped=plan)
         trigger = f"input: {self._scrub(text)[:60]}"
         created: dict[str, str] = {}
         moves: list[TransitionResult] = []
         for g in plan.goals:
             parent = created.get(g.parent, g.parent) if g.parent else None
-            slots = {**g.inherited, **g.slots}
+            slots = {**g.inherited, **g.carried, **g.slots}
             if g.awaiting:
                 slots[AWAITING] = True
+            if g.carried:
+                slots[CARRIED] = {
+                    k: "memory" if k in g.remembered else "session" for k in g.carried
+                }
             goal = self.store.create(
                 g.intent,
                 user_id=user_id,
@@ -181,18 +212,36 @@ class GoalTracker:
             return None
         return self.store.transition(goal_id, "active", actor="agent", trigger=trigger)
 
+    def keep(self, goal_id: str, values: Mapping[str, Any]) -> None:
+        """Fields of a skill's result kept as the goal's slots (``keep:``), for follow-ups; a
+        field the result lacks is kept as None (missing)."""
+        if values:
+            self.store.set_slots(goal_id, dict(values))
+
+    def await_again(self, goal_id: str, *, trigger: str) -> TransitionResult | None:
+        """An action that failed without executing: its goal waits for the user's yes again."""
+        goal = self.store.get(goal_id)
+        if goal is None or goal.status != "active":
+            return None
+        self.store.set_slots(goal_id, {AWAITING: True})
+        return self.store.transition(goal_id, "pending", actor="agent", trigger=trigger)
+
     def reopen(
         self, goal_id: str, slots: Sequence[str], *, trigger: str
     ) -> TransitionResult | None:
-        """Arguments a skill's contract refused: those slots are dropped and the active goal
-        waits for them again (pending), so the user's next answer fills them."""
+        """Arguments a skill's contract refused: those slots are dropped and the goal waits
+        for them again (an active one goes back to pending; one that awaited the yes stops
+        awaiting it), so the user's next answer fills them."""
         goal = self.store.get(goal_id)
-        if goal is None or goal.status != "active" or not slots:
+        if goal is None or goal.status not in ("active", "pending") or not slots:
             return None
         held = self.store.context(goal_id)
         refused = {name: held.get(name) for name in slots if held.get(name) is not None}
-        self.store.set_slots(goal_id, {**{name: None for name in slots}, REFUSED: refused})
+        dropped = {name: None for name in slots}
+        self.store.set_slots(goal_id, {**dropped, REFUSED: refused, AWAITING: False})
         self._describe(goal_id)
+        if goal.status == "pending":
+            return TransitionResult(True, goal_id, "pending", "pending", trigger)
         return self.store.transition(goal_id, "pending", actor="agent", trigger=trigger)
 
     def _describe(self, goal_id: str) -> None:

@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from charter.registry import Registry
 
 DEFAULT_MIN_SCORE = 0.35
+DEFAULT_DIRECT_SCORE = 0.9
 K1 = 1.5
 B = 0.75
 
@@ -141,10 +142,17 @@ class FaqIndex:
     min_score: float
     # (entry index, tokens) per phrasing that has any; entries are contiguous and in order
     docs: tuple[tuple[int, Tokens], ...]
+    # an input that opens a request with nothing of it given is answered from here up
+    direct_score: float = DEFAULT_DIRECT_SCORE
     _built: _Built | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def build(cls, entries: Iterable[FaqEntry], min_score: float = DEFAULT_MIN_SCORE) -> FaqIndex:
+    def build(
+        cls,
+        entries: Iterable[FaqEntry],
+        min_score: float = DEFAULT_MIN_SCORE,
+        direct_score: float = DEFAULT_DIRECT_SCORE,
+    ) -> FaqIndex:
         entries = tuple(entries)
         docs = tuple(
             (i, tokens)
@@ -152,13 +160,19 @@ class FaqIndex:
             for tokens in map(tokenize, entry.phrasings)
             if tokens
         )
-        return cls(entries, min_score, docs)  # the BM25 index is built at the first lookup
+        # the BM25 index is built at the first lookup
+        return cls(entries, min_score, docs, direct_score)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"entries": self.entries, "min_score": self.min_score, "docs": self.docs}
+        return {
+            "entries": self.entries,
+            "min_score": self.min_score,
+            "docs": self.docs,
+            "direct_score": self.direct_score,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        for name in ("entries", "min_score", "docs"):
+        for name in ("entries", "min_score", "docs", "direct_score"):
             object.__setattr__(self, name, state[name])
         object.__setattr__(self, "_built", None)
 
@@ -259,6 +273,10 @@ def compile_faq(doc: LocatedDoc, registry: Registry) -> tuple[FaqIndex, list[Dia
     min_score = DEFAULT_MIN_SCORE
     if isinstance(raw_min, int | float) and not isinstance(raw_min, bool) and 0 <= raw_min <= 1:
         min_score = float(raw_min)
+    raw_direct = data.get("direct_score")
+    direct = DEFAULT_DIRECT_SCORE
+    if isinstance(raw_direct, int | float) and not isinstance(raw_direct, bool):
+        direct = float(raw_direct) if 0 <= raw_direct <= 1 else direct
     items = data.get("entries")
     seen: dict[str, int] = {}
     entries: list[FaqEntry] = []
@@ -307,4 +325,4 @@ def compile_faq(doc: LocatedDoc, registry: Registry) -> tuple[FaqIndex, list[Dia
                 location=doc.loc(("entries", i)),
             )
         )
-    return FaqIndex.build(entries, min_score), diags
+    return FaqIndex.build(entries, min_score, direct), diags

@@ -82,8 +82,8 @@ class ContractGuard:
         exprs = [c.check for c in contract.constraints]
         self._table = LiteralTable(sorted(set().union(set(), *(literals_of(e) for e in exprs))))
         builder = Builder(self._table.ids, constants, registry.predicates)
-        self._constraints: list[tuple[Test, frozenset[str], str, str]] = [
-            (builder.expr(c.check), _arg_names(c.check), c.message, c.source)
+        self._constraints: list[tuple[Test, frozenset[str], str, str, tuple[str, ...]]] = [
+            (builder.expr(c.check), _arg_names(c.check), c.message, c.source, c.asks)
             for c in contract.constraints
         ]
         self._extractors = registry.extractors
@@ -110,7 +110,7 @@ class ContractGuard:
             )
             return Violation(message, prop, keyword, first.message, missing)
         env = Env("", "", {"args": args}, self._table, self._extractors)
-        for test, names, message, source in self._constraints:
+        for test, names, message, source, asks in self._constraints:
             if names and not all(n in args for n in names):
                 continue
             try:
@@ -118,7 +118,7 @@ class ContractGuard:
             except (TypeError, ValueError, IndexError, KeyError, ArithmeticError):
                 held = False  # a constraint over values it cannot compute does not hold
             if not held:
-                field = ", ".join(sorted(names))
+                field = ", ".join(asks or sorted(names))
                 return Violation(message, field, "constraint", source)
         return None
 

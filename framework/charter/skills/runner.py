@@ -21,7 +21,6 @@ health metrics (contract compliance, fallback activation); ``records()`` returns
 from __future__ import annotations
 
 import json
-import queue
 import threading
 import time
 from collections import deque
@@ -31,63 +30,16 @@ from typing import Any, Literal
 
 from charter.registry import Registry
 from charter.skills.breaker import BreakerOpenError, BreakerRegistry, BreakerSettings
+from charter.skills.executions import Executed, ExecutionLedger
 from charter.skills.fallback import CallContext, Failure, FallbackOutcome, FallbackRunner
 from charter.skills.guard import ContractGuard
 from charter.skills.spec import SkillContract, SkillsSpec
 from charter.skills.tickets import TicketStoreProtocol
+from charter.skills.workers import Workers
 
 Status = Literal["ok", "invalid", "failed"]
 INJECTABLE = ("error", "timeout", "breaker_open", "empty_claim", "bad_output")
 _TEXT_KEYS = ("summary", "answer", "text", "message")
-
-
-class _Workers:
-    """Threads that run skill calls, each handed over with a lock the caller waits on with the
-    timeout. Half the cost of a ``ThreadPoolExecutor`` round trip (~33 µs against ~69 µs
-    here): no Future, no condition variable, one futex each way. A call that overruns keeps
-    its worker busy until it returns; the others go on serving."""
-
-    def __init__(self, size: int) -> None:
-        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._size = size
-        self._threads: list[threading.Thread] = []
-        self._lock = threading.Lock()
-
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None:
-                return
-            fn, arg, box, done = job
-            try:
-                box.append((True, fn(arg)))
-            except BaseException as exc:  # handed to the caller, who decides
-                box.append((False, exc))
-            finally:
-                done.release()
-
-    def call(self, fn: Callable[[Any], Any], arg: Any, timeout: float) -> tuple[bool, Any]:
-        """(True, result), (False, the exception raised), or raise TimeoutError."""
-        if len(self._threads) < self._size:
-            self._start()
-        done = threading.Lock()
-        done.acquire()
-        box: list[tuple[bool, Any]] = []
-        self._jobs.put((fn, arg, box, done))
-        if not done.acquire(timeout=timeout):
-            raise TimeoutError
-        return box[0]
-
-    def _start(self) -> None:
-        with self._lock:
-            if len(self._threads) < self._size:
-                t = threading.Thread(target=self._run, name="charter-skill", daemon=True)
-                t.start()
-                self._threads.append(t)
-
-    def close(self) -> None:
-        for _ in self._threads:
-            self._jobs.put(None)
 
 
 @dataclass(frozen=True)
@@ -115,6 +67,8 @@ class SkillOutcome:
     failure: Failure | None = None
     fallback: FallbackOutcome | None = None
     elapsed_s: float = 0.0
+    # an executing skill's outcome given back from the ledger: this call did not run it
+    replayed: bool = False
 
     @property
     def reflect(self) -> bool:
@@ -145,8 +99,10 @@ class SkillRunner:
         recorder: Callable[[CallRecord], object] | None = None,
         workers: int = 8,
         keep: int = 10_000,
+        ledger: ExecutionLedger | None = None,
     ) -> None:
         self.spec = spec
+        self.ledger = ledger
         self.registry = registry
         self.pack = pack
         self.breakers = breakers or BreakerRegistry()
@@ -168,7 +124,7 @@ class SkillRunner:
                 for step in spec.protocol(c.fallback)
             )
         )
-        self._workers = _Workers(workers)
+        self._workers = Workers(workers)
         self._recorder = recorder
         self._records: deque[CallRecord] = deque(maxlen=keep)
         self._lock = threading.Lock()
@@ -195,14 +151,98 @@ class SkillRunner:
         *,
         inject: str | None = None,
         depth: int = 0,
+        key: str | None = None,
     ) -> SkillOutcome:
         """Validate, call through the breaker with the timeout, check the result; on failure
         run the fallback protocol. ``inject`` makes the call fail on purpose (a drill of the
-        fallback chain: error, timeout, breaker_open, empty_claim, bad_output)."""
+        fallback chain: error, timeout, breaker_open, empty_claim, bad_output).
+
+        ``key`` is the idempotency key of an executing skill (``effect: execute``; the agent
+        gives the goal's id): with a ledger, the skill runs at most once per key and later
+        calls get the first one's outcome back (``replayed``)."""
         contract = self.contract(name)
         if inject is not None and inject not in INJECTABLE:
             raise ValueError(f"cannot inject {inject!r}: one of {', '.join(INJECTABLE)}")
         ctx = context if isinstance(context, CallContext) else CallContext.of(context)
+        if key is not None and contract.executes and self.ledger is not None:
+            return self._once(contract, args, ctx, inject, depth, key, self.ledger)
+        return self._call(contract, args, ctx, inject, depth)
+
+    def check(self, name: str, args: Mapping[str, Any]) -> SkillOutcome | None:
+        """The contract's refusal of ``args`` (schema and constraints), without calling the
+        skill or its fallback; None when the call would be admitted."""
+        violation = self._guards[name].check_args(args)
+        if violation is None:
+            return None
+        failure = Failure(
+            "invalid_args",
+            violation.detail,
+            violation.message,
+            violation.missing,
+            field=violation.field,
+        )
+        return SkillOutcome(name, "invalid", args, violation.message, None, failure)
+
+    def replay(self, name: str, args: Mapping[str, Any], key: str) -> SkillOutcome | None:
+        """What the execution of ``key`` gave, from the ledger; None when nothing is kept (a
+        repeated yes tells the result again and never runs the skill)."""
+        found = self.ledger.get(key) if self.ledger is not None else None
+        if found is None or found[1] is None or found[0] == "running":
+            return None
+        return self._told(name, args, found[1])
+
+    def _once(
+        self,
+        contract: SkillContract,
+        args: Mapping[str, Any],
+        ctx: CallContext,
+        inject: str | None,
+        depth: int,
+        key: str,
+        ledger: ExecutionLedger,
+    ) -> SkillOutcome:
+        ran: list[SkillOutcome] = []
+
+        def run() -> Executed:
+            out = self._call(contract, args, ctx, inject, depth)
+            ran.append(out)
+            f = out.failure
+            return Executed(
+                out.status,
+                out.text,
+                out.result,
+                f.kind if f is not None else None,
+                f.detail if f is not None else "",
+                f.message if f is not None else "",
+            )
+
+        # waiting for another worker's execution: as long as that call may take, and a margin
+        once = ledger.once(key, contract.name, args, run, wait_s=contract.timeout_s + 5.0)
+        if ran:
+            return ran[0]
+        done = once.executed
+        if done is None:
+            failure = Failure("timeout", f"another call with key {key!r} is still executing")
+            return SkillOutcome(contract.name, "failed", args, "", None, failure, replayed=True)
+        return self._told(contract.name, args, done)
+
+    @staticmethod
+    def _told(name: str, args: Mapping[str, Any], done: Executed) -> SkillOutcome:
+        told = (
+            Failure(done.failure, done.detail, done.message) if done.failure is not None else None
+        )
+        status: Status = "ok" if done.status == "ok" else "failed"
+        return SkillOutcome(name, status, args, done.text, done.result, told, replayed=True)
+
+    def _call(
+        self,
+        contract: SkillContract,
+        args: Mapping[str, Any],
+        ctx: CallContext,
+        inject: str | None,
+        depth: int,
+    ) -> SkillOutcome:
+        name = contract.name
         guard = self._guards[name]
         started, t0 = time.time(), time.perf_counter()
         violation = guard.check_args(args)

@@ -69,6 +69,8 @@ class Constraint:
     message: str
     source: str
     location: Location
+    # the arguments asked for again when it fails (empty: every argument the check reads)
+    asks: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ class SkillContract:
     breaker: BreakerSpec = field(default_factory=BreakerSpec)
     fallback: str | None = None
     cases: tuple[SkillCase, ...] = ()
+    # an action (a transfer, a booking): confirmed before it runs, and run at most once per goal
+    executes: bool = False
 
     @property
     def input_schema(self) -> dict[str, Any]:

@@ -3,20 +3,22 @@
 Amounts are exact decimal strings in the data and in the results ("12345.60"): a float would
 turn 0.1 + 0.2 into 0.30000000000000004 and the finance pack's rules compare the digits and the
 upper-case form of every amount to the cent.
+
+The upper-case form (大写) is written by ``cn2an``, as charter-zh's ``money_upper`` and
+``amount`` formatters write it, so a skill's summary and a reply template that formats the
+same amount agree to the character (``¥5,000.00（伍仟元整）``).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 from importlib import resources
 from typing import Any
 
 CENT = Decimal("0.01")
-_DIGITS = "零壹贰叁肆伍陆柒捌玖"
-_SMALL_UNITS = ("", "拾", "佰", "仟")
-_GROUP_UNITS = ("", "万", "亿", "万亿")
 
 
 @cache
@@ -24,6 +26,25 @@ def load(name: str) -> Any:
     """The parsed ``data/<name>.json``; read once per process (the files never change)."""
     text = resources.files("charter_skills").joinpath("data", f"{name}.json").read_text("utf-8")
     return json.loads(text)
+
+
+class Serial:
+    """Numbers ``<prefix>-<yyyymmdd>-<nnnn>`` for what an executing skill did (a transfer, an
+    invoice, an after-sales request): counted per day from 0001, per instance and thread-safe,
+    as ``AppointmentBook`` counts its bookings. A fresh instance gives the same numbers for the
+    same calls (tests pin them), and two calls of one process never share a number."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self._lock = threading.Lock()
+        self._count: dict[str, int] = {}
+
+    def take(self, day: str) -> str:
+        """The next number of ``day`` (YYYY-MM-DD)."""
+        with self._lock:
+            n = self._count.get(day, 0) + 1
+            self._count[day] = n
+        return f"{self.prefix}-{day.replace('-', '')}-{n:04d}"
 
 
 def money(value: str | int | float | Decimal) -> Decimal:
@@ -42,55 +63,18 @@ def yuan(amount: Decimal) -> str:
     return f"{amount:,.2f}元"
 
 
-def _group(n: int) -> str:
-    """Upper-case digits of 0 < n < 10000, with inner zeros read once (1005 is 壹仟零伍)."""
-    out: list[str] = []
-    zero = False
-    for pos in range(3, -1, -1):
-        d = n // 10**pos % 10
-        if d == 0:
-            zero = bool(out)
-            continue
-        if zero:
-            out.append("零")
-            zero = False
-        out.append(_DIGITS[d] + _SMALL_UNITS[pos])
-    return "".join(out)
+def both(amount: Decimal) -> str:
+    """``¥12,345.60（壹万贰仟叁佰肆拾伍元陆角）``: an amount as the finance pack's rules want it
+    said, the digits and the capitals together (charter-zh's ``amount`` formatter's form)."""
+    digits = f"¥{amount:,.2f}" if amount >= 0 else f"-¥{-amount:,.2f}"
+    return f"{digits}（{upper(amount)}）"
 
 
 def upper(amount: Decimal) -> str:
     """The amount in Chinese financial capitals (大写), as cheques and the finance pack's
     amount rule write it: 12345.60 is 壹万贰仟叁佰肆拾伍元陆角, 200000 is 贰拾万元整, a negative
-    amount is prefixed 负."""
-    sign = "负" if amount < 0 else ""
-    cents = int((abs(amount) * 100).to_integral_value(rounding=ROUND_HALF_UP))
-    whole, jiao, fen = cents // 100, cents // 10 % 10, cents % 10
-    parts: list[str] = []
-    groups: list[int] = []
-    while whole:
-        groups.append(whole % 10000)
-        whole //= 10000
-    pending_zero = False
-    for i in range(len(groups) - 1, -1, -1):
-        g = groups[i]
-        if g == 0:
-            pending_zero = bool(parts)
-            continue
-        # a gap before this group (1,0005 or 1,0000,0500) is read as one 零
-        if parts and (pending_zero or g < 1000):
-            parts.append("零")
-        parts.append(_group(g) + _GROUP_UNITS[i])
-        pending_zero = False
-    head = "".join(parts)
-    if not head and not jiao and not fen:
-        return f"{sign}零元整"
-    text = f"{head}元" if head else ""
-    if not jiao and not fen:
-        return f"{sign}{text}整"
-    if jiao:
-        text += _DIGITS[jiao] + "角"
-    elif head:
-        text += "零"
-    if fen:
-        text += _DIGITS[fen] + "分"
-    return sign + text
+    amount is prefixed 负. Written by ``cn2an`` (charter-zh's formatters' form), which
+    writes up to 16 integer digits and raises ValueError beyond."""
+    import cn2an  # on first use: importing it takes about 110 ms
+
+    return str(cn2an.an2cn(f"{amount:.2f}", "rmb"))

@@ -1,18 +1,32 @@
 """Ecommerce reference skills: ``order_lookup``, ``logistics_track``, ``product_price`` and
-``coupon_check``, over ``data/orders.json``, ``products.json`` and ``coupons.json``.
+``coupon_check``, over ``data/orders.json``, ``products.json`` and ``coupons.json``, and the
+executing skill ``return_request`` (``effect: execute``) over the orders.
 
 Something not found (an order id, a SKU) is an empty result whose summary says so; a coupon that
 cannot be used is a result too (``valid: false`` and the reason): the user asked a question and
-"no" is its answer, not a failure of the skill.
+"no" is its answer, not a failure of the skill. So is a return the rules refuse (``status:
+rejected`` with a ``code`` and a ``reason``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from charter_skills._data import load, money, plain, yuan
+from charter_skills._data import Serial, load, money, plain, yuan
+
+RETURN_DAYS = 7  # the return window, counted from the day the order was signed for
+# every kind the contract admits, as the request it makes (退货退款 is a return)
+RETURN_KINDS = {"退货": "退货", "退货退款": "退货", "换货": "换货"}
+# what to do instead, by the status of an order that was not signed for
+NOT_DELIVERED_HINTS = {
+    "已发货": "，请在签收后再申请",
+    "待发货": "，未发货的订单可在“我的订单”中直接取消，款项会原路退回",
+    "待付款": "，未付款的订单可在“我的订单”中直接取消",
+}
 
 
 def _orders() -> dict[str, dict[str, Any]]:
@@ -85,25 +99,45 @@ class LogisticsTrack:
         }
 
 
+_SKU = re.compile(r"SKU-[A-Z][0-9]{3}")
+
+
 class ProductPrice:
     """A SKU's list price and its current promotion, whose end date the summary always states
     (the ecommerce pack's promotion-validity rule)."""
 
     name = "product_price"
-    description = "按SKU查询商品价格和当前促销"
+    description = "按SKU或商品名称查询商品价格和当前促销"
 
     def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        sku = str(args["sku"]).upper()
-        product = next((p for p in load("products")["products"] if p["sku"] == sku), None)
-        if product is None:
-            return {"results": [], "summary": f"没有查到商品{sku}，请核对商品编号后再试。"}
+        products = load("products")["products"]
+        given = str(args.get("sku") or args.get("name") or "")
+        if args.get("sku") or _SKU.fullmatch(given.upper()):  # a name that is an SKU is one
+            sku = given.upper()
+            product = next((p for p in products if p["sku"] == sku), None)
+            if product is None:
+                return {"results": [], "summary": f"没有查到商品{sku}，请核对商品编号后再试。"}
+        else:
+            name = str(args["name"])
+            # the catalogue's name, or a shorter way of saying it (蓝牙耳机 for 无线蓝牙耳机)
+            product = next((p for p in products if p["name"] == name), None) or next(
+                (p for p in products if name in p["name"]), None
+            )
+            if product is None:
+                return {
+                    "results": [],
+                    "summary": f"没有查到名为{name}的商品，请核对商品名称，"
+                    "或告诉我商品编号（例如SKU-A100）。",
+                }
+            sku = str(product["sku"])
         price = money(product["price"])
         promo = product["promotion"]
         item: dict[str, Any] = {"sku": sku, "name": product["name"], "price": plain(price)}
         text = f"{product['name']}（{sku}）售价{yuan(price)}"
         if promo is None:
             item["promotion"] = None
-            text += "，目前没有促销活动。"
+            # no 促销 here: the promotion-validity rule wants a validity for any 促销 mentioned
+            text += "，目前没有参加活动，以商品页显示的价格为准。"
         else:
             promo_price = money(promo["price"])
             item["promotion"] = {
@@ -137,16 +171,21 @@ class CouponCheck:
         code = str(args["coupon_code"]).upper()
         amount = money(args["order_amount"])
         coupon = next((c for c in load("coupons")["coupons"] if c["code"] == code), None)
+        # a text that names a 优惠券 also says until when it is valid (the ecommerce pack's
+        # promotion-validity rule); a code without a date is called a 券码
         reason = ""
         if coupon is None:
-            reason = f"优惠券{code}不存在，请核对券码"
+            reason = f"券码{code}不存在，请核对券码"
         elif coupon["state"] == "expired":
             reason = f"优惠券{code}已于{coupon['valid_until']}过期"
         elif coupon["state"] == "used":
-            reason = f"优惠券{code}已被使用"
+            reason = f"券码{code}已被使用，同一张券只能使用一次"
         elif amount < money(coupon["min_amount"]):
             need = money(coupon["min_amount"])
-            reason = f"订单金额未满{yuan(need)}，还差{yuan(need - amount)}才能使用优惠券{code}"
+            reason = (
+                f"订单金额未满{yuan(need)}，还差{yuan(need - amount)}才能使用优惠券{code}"
+                f"（有效期至{coupon['valid_until']}）"
+            )
         if coupon is None or reason:
             return {
                 "valid": False,
@@ -167,3 +206,87 @@ class CouponCheck:
             "summary": f"优惠券{code}可以使用，本单优惠{yuan(off)}，优惠后应付"
             f"{yuan(amount - off)}，券有效期至{coupon['valid_until']}。",
         }
+
+
+class ReturnRequest:
+    """Ask for a return (退货, refunded in full) or an exchange (换货, for ``size`` when
+    given) of a signed-for order, within 7 days of ``delivered_at``. "Today" is the orders'
+    ``as_of``, never the wall clock. Only an accepted request gets a number,
+    ``SH-<yyyymmdd>-<nnnn>``, counted per instance; the demo data is never changed, and
+    whatever can raise runs before the number is taken."""
+
+    name = "return_request"
+    description = "为签收7天内的订单提交退货或换货申请"
+
+    def __init__(self, today: str | None = None) -> None:
+        self.today = today or str(load("orders")["as_of"])
+        self._serial = Serial("SH")
+
+    def fresh(self) -> ReturnRequest:
+        """This skill in its first state (its numbering from 1): each conversation test gets
+        one, so the numbers it pins do not depend on what ran before."""
+        return ReturnRequest(self.today)
+
+    def refusal(self, order_id: str, kind: str) -> tuple[str, str] | None:
+        """(code, reason) when this order cannot be returned or exchanged today."""
+        order = _orders().get(order_id)
+        if order is None:
+            return "not_found", f"没有查到订单{order_id}，请核对订单号后再试"
+        status = order["status"]
+        if status != "已签收":
+            hint = NOT_DELIVERED_HINTS.get(status, "")
+            return (
+                "not_delivered",
+                f"订单{order_id}当前状态为{status}，只有已签收的订单才能申请{kind}{hint}",
+            )
+        signed = date.fromisoformat(order["delivered_at"])
+        deadline = signed + timedelta(days=RETURN_DAYS)
+        if date.fromisoformat(self.today) > deadline:
+            return (
+                "expired",
+                f"订单{order_id}于{signed.isoformat()}签收，已超过{RETURN_DAYS}天的退换货期限"
+                f"（截至{deadline.isoformat()}），如商品有质量问题，请联系人工客服处理",
+            )
+        return None
+
+    def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        order_id = str(args["order_id"])
+        kind = RETURN_KINDS[str(args["kind"])]
+        cause = str(args["reason"]) if args.get("reason") else None
+        size = str(args["size"]) if args.get("size") and kind == "换货" else None
+        refused = self.refusal(order_id, kind)
+        if refused is not None:
+            code, reason = refused
+            return {
+                "status": "rejected",
+                "code": code,
+                "reason": reason,
+                "order_id": order_id,
+                "kind": kind,
+                "summary": f"{kind}申请没有提交：{reason}。",
+            }
+        order = _orders()[order_id]
+        notes = [f"换成{size}"] if size else []
+        notes += [f"原因：{cause}"] if cause else []
+        said = f"（{'，'.join(notes)}）" if notes else ""
+        refund = money(order["amount"]) if kind == "退货" else None
+        if refund is not None:
+            then = f"退款{yuan(refund)}将在商家收到退货后原路退回"
+        else:
+            then = "商家收到后将为您发出新商品"
+        number = self._serial.take(self.today)
+        result: dict[str, Any] = {
+            "status": "accepted",
+            "request_no": number,
+            "order_id": order_id,
+            "kind": kind,
+            "summary": f"已为订单{order_id}提交{kind}申请{said}，售后申请号{number}。"
+            f"审核通过后请按页面提示寄回商品，{then}。",
+        }
+        if refund is not None:
+            result["refund"] = plain(refund)
+        if size:
+            result["size"] = size
+        if cause:
+            result["return_reason"] = cause
+        return result

@@ -70,6 +70,11 @@ class AppointmentBook:
         self._lock = threading.Lock()
         self._booked: dict[tuple[str, str, str], int] = {}
 
+    def fresh(self) -> AppointmentBook:
+        """This skill in its first state (its ledger of bookings empty): each conversation test gets
+        one, so the numbers it pins do not depend on what ran before."""
+        return AppointmentBook()
+
     @staticmethod
     def slots(department: str, date: str, period: str) -> tuple[int, int]:
         """(capacity, booked) of a session in the table; a date the table does not list has

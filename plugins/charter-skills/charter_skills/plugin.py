@@ -1,8 +1,9 @@
 """The ``skills`` plugin: the reference implementations of the first-party packs' skills.
 
 ``charter_register_skills`` returns ``SKILLS``, built once at import, so every registry of a
-process calls the same instances (``appointment_book``'s ledger of bookings is per instance;
-tests that pin booking numbers build their own).
+process calls the same instances (``appointment_book``'s ledger of bookings and the number
+counters of the executing skills ``transfer``, ``invoice_issue`` and ``return_request`` are per
+instance; tests that pin those numbers build their own).
 """
 
 from __future__ import annotations
@@ -11,9 +12,17 @@ from collections.abc import Sequence
 
 from charter.extensions import Skill
 from charter.hookspecs import hookimpl
-from charter_skills.ecommerce import CouponCheck, LogisticsTrack, OrderLookup, ProductPrice
+from charter_skills.ecommerce import (
+    CouponCheck,
+    LogisticsTrack,
+    OrderLookup,
+    ProductPrice,
+    ReturnRequest,
+)
 from charter_skills.finance import AccountBalance, PolicySearch, QuarterlyReport
+from charter_skills.invoices import InvoiceIssue
 from charter_skills.medical import AppointmentBook, DepartmentRecommend
+from charter_skills.payments import Transfer
 
 
 def make_skills() -> tuple[Skill, ...]:
@@ -22,10 +31,13 @@ def make_skills() -> tuple[Skill, ...]:
         PolicySearch(),
         AccountBalance(),
         QuarterlyReport(),
+        Transfer(),
+        InvoiceIssue(),
         OrderLookup(),
         LogisticsTrack(),
         ProductPrice(),
         CouponCheck(),
+        ReturnRequest(),
         DepartmentRecommend(),
         AppointmentBook(),
     )

@@ -93,7 +93,7 @@ def run_scripted(registry: Registry, **kw: Any) -> tuple[demo.Result, str]:
 
 
 TRANSCRIPT = """\
-charter demo: 4 scripted conversations through the agent runtime
+charter demo: 5 scripted conversations through the agent runtime
 model: ScriptedLLM (given to the demo)
 sampling: seed 7 · max_tokens 48 · temperature 0.7
 database: a temporary SQLite file, removed at the end (--keep DIR keeps it)
@@ -101,7 +101,7 @@ memory key: 256 random bits from os.urandom, made for this run and never stored 
 the packs are strict: their replies are composed from templates and the model is not asked; in assisted mode it answers what no template covers, and its drafts are checked
 a base model's text varies: each ↳ note says what actually happened
 
-== finance · user alice · the pack's strict mode · 5 turns, 2 sessions ==
+== finance · user alice · the pack's strict mode · 6 turns, 1 session ==
 s1 > 查一下尾号1234的余额，然后给张三转账5000元
   [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
          请确认：从尾号1234的卡向张三转账¥5,000.00（伍仟元整）？确认请回复“是”，不办理请回复“否”。
@@ -112,48 +112,79 @@ s1 > 不对，金额改成3000元
   ↳ templates transfer.slot_corrected#1.2 + transfer.confirmation_asked#3 (no generation) · correction acknowledged: transfer.amount 5000 → 3000 · transfer waits for 是 before anything is done · 0.0s
 s1 > 是的
   [pass] 好的，已确认。
-         已记录您的转账指令：向张三转账¥3,000.00（叁仟元整）。为保障资金安全，需要您在手机银行中核对并完成身份验证后，这笔转账才会执行。
-  ↳ templates transfer.confirmation_accepted + transfer.completed#2 (no generation) · confirmed: transfer goes ahead · transfer completed · 0.0s
-s1 > 帮我转人工
+         已向张三转账¥3,000.00（叁仟元整），付款卡尾号1234，交易流水号TR-20240501-0001。
+  ↳ templates transfer.confirmation_accepted + transfer.summary (no generation) · confirmed: transfer goes ahead · transfer executed once, keyed by the goal's id · transfer completed · 0.0s
+s1 > 是的
+  [pass] 这笔转账已经办理过了，不会重复转出。
+         已向张三转账¥3,000.00（叁仟元整），付款卡尾号1234，交易流水号TR-20240501-0001。
+  ↳ templates transfer.already_done + transfer.summary (no generation) · a yes again: transfer replayed from its ledger, not executed again · 0.0s
+s1 > 再给王五转账800元
+  [ask] 请确认：向王五转账¥800.00（捌佰元整）？确认请回复“是”，不办理请回复“否”。
+  ↳ templates transfer.confirmation_asked#4 (no generation) · transfer waits for 是 before anything is done · 0.0s
+s1 > 否
+  [pass] 好的，向王五的这笔转账不办理了，资金不会转出。
+  ↳ templates transfer.confirmation_declined (no generation) · cancellation acknowledged: transfer · 0.0s
+
+== finance · user erin · the pack's strict mode · 4 turns, 2 sessions ==
+s1 > 查一下尾号1234的余额
+  [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
+  ↳ templates account_balance.result#2 (no generation) · account-query completed · 0.0s
+s1 > 那尾号9009呢
+  [pass] 尾号9009的信用卡账户余额为-¥3,560.25（负叁仟伍佰陆拾元贰角伍分），数据截至2024-05-01。
+  ↳ templates account_balance.result#2 (no generation) · follow-up: account-query again with the new value · account-query completed · 0.0s
+-- new session s2: the same user erin; goals stay in session s1, memory carries over
+s2 > 上次查的那张卡现在余额多少
+  [pass] 按您上次查询的尾号9009的卡为您查询。
+         尾号9009的信用卡账户余额为-¥3,560.25（负叁仟伍佰陆拾元贰角伍分），数据截至2024-05-01。
+  ↳ templates account-query.slot_carried#1 + account_balance.result#2 (no generation) · account-query.card_tail = 9009 carried from memory · account-query completed · memory from session s1: card_tail：9009; item：余额 (ladder: intent) · 0.0s
+s2 > 帮我转人工
   [escalate] 好的，已为您转接人工客服，请稍候。（工单号 T-000001）
   ↳ templates pack.handed_off#1 (no generation) · the user asked for a person → ticket T-000001 · 0.0s
--- new session s2: the same user alice; goals stay in session s1, memory carries over
-s2 > 尾号1234的余额还有多少
-  [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
-  ↳ templates account_balance.result#2 (no generation) · account-query completed · memory from session s1: item：余额; card_tail：1234 (ladder: intent) · 0.0s
 
-== ecommerce · user bob · the pack's strict mode · 4 turns, 2 sessions ==
-s1 > 帮我查一下订单
-  [ask] 请问您的订单号是多少？可以在“我的订单”里查看。
-  ↳ templates builtin.slot_asked#1 (no generation) · asks for order-query.order_id · 0.0s
-s1 > 订单号DD202405010001
+== ecommerce · user bob · the pack's strict mode · 6 turns, 2 sessions ==
+s1 > 帮我查一下订单DD202405010001
   [pass] 订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
   ↳ templates order_lookup.summary (no generation) · order-query completed · 0.0s
 ! simulated outage: logistics_track raises for this turn only (a demo wrapper around the registered skill)
-s1 > 订单DD202405010001的快递到哪了
-  [pass] 订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
-  ↳ templates logistics_track.fallback.call (no generation) · logistics_track failed (error) → fallback call · 0.0s
+s1 > 快递到哪了
+  [pass] 按刚才的订单DD202405010001为您查询。
+         订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
+  ↳ templates pack.slot_carried#2 + logistics_track.fallback.call (no generation) · logistics.order_id = DD202405010001 carried from the session · logistics_track failed (error) → fallback call · 0.0s
+s1 > 无线蓝牙耳机现在多少钱
+  [pass] 无线蓝牙耳机（SKU-A100）售价199.00元，当前活动“限时特价”活动价169.00元，有效期至2024-06-18。
+  ↳ templates product_price.summary (no generation) · price-query completed · 0.0s
+s1 > SAVE20这张优惠券还能用吗
+  [pass] 按刚才查到的价格169.00元计算。
+         优惠券SAVE20可以使用，本单优惠20.00元，优惠后应付149.00元，券有效期至2024-06-30。
+  ↳ templates pack.slot_carried#3 + coupon_check.summary (no generation) · coupon-check.order_amount = 169.00 carried from the session · coupon-check completed · 0.0s
+s1 > 订单怎么取消？
+  [pass] 未发货的订单可在“我的订单”中直接取消，款项会原路退回；已发货的订单请在签收后申请退货。
+  ↳ templates faq.cancel-order (no generation) · FAQ faq.cancel-order answered directly (no goal, no model) · 0.0s
 -- new session s2: the same user bob; goals stay in session s1, memory carries over
-s2 > 订单DD202405010001的快递现在到哪了
-  [pass] 订单DD202405010001由顺丰速运承运（运单号SF1400012345678），最新进展：2024-05-02 21:10 快件已到达【上海浦东营业点】，正在派送。
-  ↳ templates logistics_track.summary (no generation) · logistics completed · memory from session s1: order_id：DD202405010001 (ladder: entity) · 0.0s
+s2 > 我那个订单现在什么状态
+  [pass] 按您上次查询的订单DD202405010001为您查询。
+         订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
+  ↳ templates pack.slot_carried#1 + order_lookup.summary (no generation) · order-query.order_id = DD202405010001 carried from memory · order-query completed · memory from session s1: order_id：DD202405010001 (ladder: entity) · 0.0s
 
-== medical · user carol · the pack's strict mode · 4 turns, 2 sessions ==
-s1 > 头疼三天了，帮我挂明天上午神经内科的号
+== medical · user carol · the pack's strict mode · 5 turns, 1 session ==
+s1 > 头疼三天了
   [pass] 建议您挂神经内科：头痛、头晕、麻木等症状通常先由神经内科评估。以上仅为分诊建议，不是诊断，具体请以医生面诊为准；如症状持续或加重，请及时就医。
-         请确认挂号信息：神经内科，就诊时间2024-05-02上午。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
-  ↳ templates department_recommend.result#2 + registration.confirmation_asked#2 (no generation) · one reply for 2 goals: symptom + registration · registration waits for 是 before anything is done · symptom completed · 0.0s
+  ↳ templates department_recommend.result#2 (no generation) · symptom completed · 0.0s
+s1 > 帮我挂这个科明天上午的号
+  [ask] 科室沿用刚才的神经内科，如需更换请直接告诉我。
+        请确认挂号信息：神经内科，就诊时间2025-07-01上午。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
+  ↳ templates registration.slot_carried + registration.confirmation_asked#2 (no generation) · registration.department = 神经内科 carried from the session · registration waits for 是 before anything is done · 0.0s
 s1 > 不对，时间改到后天下午
-  [ask] 好的，就诊时间已从2024-05-02上午改为2024-05-03下午。
-        请确认挂号信息：神经内科，就诊时间2024-05-03下午。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
-  ↳ templates registration.slot_corrected#1 + registration.confirmation_asked#2 (no generation) · correction acknowledged: registration.date 2024-05-02T06:00/2024-05-02T12:00 → 2024-05-03T12:00/2024-05-03T18:00 · registration waits for 是 before anything is done · 0.0s
-s1 > 帮我取消预约
-  [pass] 好的，已取消神经内科的挂号预约。
-  ↳ templates registration.cancelled#1 (no generation) · cancellation acknowledged: registration · 0.0s
--- new session s2: the same user carol; goals stay in session s1, memory carries over
-s2 > 头疼还没好
-  [pass] 建议您挂神经内科：头痛、头晕、麻木等症状通常先由神经内科评估。以上仅为分诊建议，不是诊断，具体请以医生面诊为准；如症状持续或加重，请及时就医。
-  ↳ templates department_recommend.result#2 (no generation) · symptom completed · memory from session s1: duration：三天; symptoms：头疼 (ladder: intent) · 0.0s
+  [ask] 好的，就诊时间已改为2025-07-02下午。
+        请确认挂号信息：神经内科，就诊时间2025-07-02下午。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
+  ↳ templates registration.slot_corrected#1 + registration.confirmation_asked#2 (no generation) · correction acknowledged: registration.date 2025-07-01T06:00/2025-07-01T12:00 → 2025-07-02T12:00/2025-07-02T18:00 · registration waits for 是 before anything is done · 0.0s
+s1 > 是
+  [pass] 好的，这就为您预约。
+         已为您预约神经内科2025-07-02下午的门诊，预约号SJ-20250702-PM-006，就诊序号第6号，请按时到院取号。
+  ↳ templates registration.confirmation_accepted + appointment_book.summary (no generation) · confirmed: registration goes ahead · appointment_book executed once, keyed by the goal's id · registration completed · 0.0s
+s1 > 预约后怎么取消？
+  [pass] 就诊前一天18:00前可在“我的预约”中取消，号源会自动释放；当天取消或爽约三次以上，30天内将无法在线预约。
+  ↳ templates faq.cancel-booking (no generation) · FAQ faq.cancel-booking answered directly (no goal, no model) · 0.0s
 
 == finance · user dave · assisted mode · 2 turns, 1 session ==
 s1 > 你们周末营业吗
@@ -165,13 +196,14 @@ s1 > 尾号1234的余额还有多少
   [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
   ↳ templates account_balance.result#2 (assisted, but templates cover it: the model is not asked) · account-query completed · 0.0s
 
-conversation        turns  one reply  confirm  correct  cancel  hand-off    fallback  memory  model       time
-------------------  -----  ---------  -------  -------  ------  ----------  --------  ------  ----------  ----
-finance             5      ✓          ✓        ✓        –       ✓ T-000001  –         ✓       –           0s
-ecommerce           4      –          –        –        –       –           ✓ call    ✓       –           0s
-medical             4      ✓          ✓        ✓        ✓       –           –         ✓       –           0s
-finance (assisted)  2      –          –        –        –       –           –         –       ✓ accepted  0s
-all                 15     ✓          ✓        ✓        ✓       ✓ T-000001  ✓ call    ✓       ✓ accepted  0s
+conversation              turns  one reply  confirm  once  correct  cancel  carry  faq  hand-off    fallback  memory  model       completed                                 time
+------------------------  -----  ---------  -------  ----  -------  ------  -----  ---  ----------  --------  ------  ----------  ----------------------------------------  ----
+finance transfer          6      ✓          ✓        ✓     ✓        ✓       –      –    –           –         –       –           ✓ account-query, transfer                 0s
+finance follow-ups        4      –          –        –     –        –       ✓      –    ✓ T-000001  –         ✓       –           ✓ account-query                           0s
+ecommerce order & coupon  6      –          –        –     –        –       ✓      ✓    –           ✓ call    ✓       –           ✓ order-query, price-query, coupon-check  0s
+medical triage → booking  5      –          ✓        ✓     ✓        –       ✓      ✓    –           –         –       –           ✓ symptom, registration                   0s
+finance (assisted)        2      –          –        –     –        –       –      –    –           –         –       ✓ accepted  ✓ account-query                           0s
+all                       23     ✓          ✓        ✓     ✓        ✓       ✓      ✓    ✓ T-000001  ✓ call    ✓       ✓ accepted  ✓ 5 of 5 conversations                    0s
 total wall time 0.0s
 """
 
@@ -195,10 +227,10 @@ s1 > 尾号1234的余额还有多少
   [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
   ↳ templates account_balance.result#2 (assisted, but templates cover it: the model is not asked) · account-query completed · 0.0s
 
-conversation        turns  one reply  confirm  correct  cancel  hand-off  fallback  memory  model      time
-------------------  -----  ---------  -------  -------  ------  --------  --------  ------  ---------  ----
-finance (assisted)  2      –          –        –        –       –         –         –       ✓ refused  0s
-all                 2      –          –        –        –       –         –         –       ✓ refused  0s
+conversation        turns  one reply  confirm  once  correct  cancel  carry  faq  hand-off  fallback  memory  model      completed               time
+------------------  -----  ---------  -------  ----  -------  ------  -----  ---  --------  --------  ------  ---------  ----------------------  ----
+finance (assisted)  2      –          –        –     –        –       –      –    –         –         –       ✓ refused  ✓ account-query         0s
+all                 2      –          –        –     –        –       –      –    –         –         –       ✓ refused  ✓ 1 of 1 conversations  0s
 total wall time 0.0s
 """
 
@@ -277,25 +309,45 @@ def test_the_conversations_with_the_scripted_model_are_pinned(registry: Registry
 def test_every_feature_fires_with_the_scripted_model(registry: Registry) -> None:
     result, _ = run_scripted(registry)
     assert result.seen == {
-        "finance": {
+        "finance transfer": {
             "several": "account-query + transfer",
             "confirm": "transfer",
+            "done": "account-query, transfer",
             "correct": "amount: 5000 → 3000",
+            "once": "transfer",
+            "cancel": "transfer",
+        },
+        "finance follow-ups": {
+            "done": "account-query",
+            "carry": "account-query again",
+            "memory": "carry",
             "handoff": "T-000001",
-            "memory": "s1",
         },
-        "ecommerce": {"fallback": "call", "memory": "s1"},
-        "medical": {
-            "several": "symptom + registration",
+        "ecommerce order & coupon": {
+            "done": "order-query, price-query, coupon-check",
+            "carry": "logistics.order_id",
+            "fallback": "call",
+            "faq": "faq.cancel-order",
+            "memory": "carry",
+        },
+        "medical triage → booking": {
+            "done": "symptom, registration",
+            "carry": "registration.department",
             "confirm": "registration",
-            "correct": "date: 2024-05-02T06:00/2024-05-02T12:00 → 2024-05-03T12:00/2024-05-03T18:00",
-            "cancel": "registration",
-            "memory": "s1",
+            "correct": "date: 2025-07-01T06:00/2025-07-01T12:00 → 2025-07-02T12:00/2025-07-02T18:00",
+            "once": "appointment_book",
+            "faq": "faq.cancel-booking",
         },
-        "finance (assisted)": {"model": "accepted"},
+        "finance (assisted)": {"model": "accepted", "done": "account-query"},
     }
     assert set().union(*result.seen.values()) == set(FEATURES)
-    assert result.turns == {"finance": 5, "ecommerce": 4, "medical": 4, "finance (assisted)": 2}
+    assert result.turns == {
+        "finance transfer": 6,
+        "finance follow-ups": 4,
+        "ecommerce order & coupon": 6,
+        "medical triage → booking": 5,
+        "finance (assisted)": 2,
+    }
 
 
 def test_the_strict_packs_never_ask_the_model(registry: Registry) -> None:
@@ -321,10 +373,10 @@ def test_refused_drafts_give_the_plain_reply(registry: Registry) -> None:
         llm=refusing(),
         clock=lambda: NOW,
         timer=lambda: 0.0,
-        conversations=CONVERSATIONS[3:],
+        conversations=CONVERSATIONS[4:],
     )
     assert buf.getvalue() == REFUSED
-    assert result.seen == {"finance (assisted)": {"model": "refused"}}
+    assert result.seen == {"finance (assisted)": {"model": "refused", "done": "account-query"}}
 
 
 def test_the_temporary_database_is_removed(
@@ -352,7 +404,7 @@ def test_keep_keeps_the_database(registry: Registry, tmp_path: Path) -> None:
         traces = conn.execute("select count(*) from trace").fetchone()[0]
     finally:
         conn.close()
-    assert (tickets, traces) == (["T-000001"], 15)
+    assert (tickets, traces) == (["T-000001"], 23)
 
     # a second run would mix its conversations with the kept ones: refused
     again, out = run_scripted(registry, keep=keep)
@@ -448,13 +500,15 @@ def test_the_terminal_renderer(registry: Registry, recording: Console) -> None:
     )
     assert result.status == 0
     text = recording.export_text(clear=False)
-    assert "what the demo exercised" in text and "✓ T-000001" in text and "✓ accepted" in text
+    assert "what the demo exercised" in text and "journeys" in text
+    assert "hand-off T-000001" in text and "model accepted" in text
+    assert "order-query, price-query, coupon-check" in text
     assert "⚠ simulated outage: logistics_track raises for this turn only" in text
     assert "draft 1 refused (model-text/grounded, price-format, amount-upper-and-lower)" in text
     assert "\x1b[" in recording.export_text(styles=True)  # coloured
     assert busy[0] == "compiling the finance pack…"
-    assert busy[1] == "finance · turn 1/5: the agent is answering…"
-    assert len(busy) == 4 + 15  # a conversation each, a turn each
+    assert busy[1] == "finance · turn 1/6: the agent is answering…"
+    assert len(busy) == 5 + 23  # a conversation each, a turn each
 
 
 # ---- the real model ---------------------------------------------------------------------------

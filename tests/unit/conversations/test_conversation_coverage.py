@@ -49,7 +49,7 @@ def test_coverage_counts_what_the_conversations_showed(registry: Registry) -> No
         played("other", events={"cancelled"}, templates={"pack.cancelled"}),  # another pack
     ]
     c = coverage_of(pack, results)
-    assert c.summary() == "intents 1/1, events 3/15, templates 1/3"
+    assert c.summary() == "intents 1/1, events 3/17, templates 1/3"
     missing_events = [k for k in EVENT_KINDS if k not in ("slot_asked", "result", "fallback")]
     assert c.missing() == [
         "events " + ", ".join(missing_events),
@@ -58,7 +58,7 @@ def test_coverage_counts_what_the_conversations_showed(registry: Registry) -> No
     assert c.as_dict() == {
         "pack": "balance",
         "intents": {"covered": 1, "total": 1, "missing": []},
-        "events": {"covered": 3, "total": 15, "missing": missing_events},
+        "events": {"covered": 3, "total": 17, "missing": missing_events},
         "templates": {
             "covered": 1,
             "total": 3,
@@ -71,6 +71,6 @@ def test_without_compiled_responses_there_is_no_template_part(registry: Registry
     pack = dataclasses.replace(fixture_pack(registry), responses=None)
     c = coverage_of(pack, [])
     assert c.templates is None
-    assert c.summary() == "intents 0/1, events 0/15"
+    assert c.summary() == "intents 0/1, events 0/17"
     assert c.missing() == ["intents account-query", "events " + ", ".join(EVENT_KINDS)]
     assert c.as_dict()["templates"] is None

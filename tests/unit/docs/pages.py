@@ -5,6 +5,8 @@ pack is written there; a ``console`` block is a command and the output it must p
 from __future__ import annotations
 
 import re
+import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 _BLOCK = re.compile(r"```(yaml|console|python|text)\n(.*?)```", re.S)
@@ -28,3 +30,23 @@ def steps(page: Path, pack: str) -> list[tuple[str, str, str]]:
             command, _, expected = text.partition("\n")
             out.append(("run", command.removeprefix("$ "), expected))
     return out
+
+
+def play(steps: list[tuple[str, str, str]], root: Path, out: Callable[[], str]) -> list[int]:
+    """Write each file under ``root`` and run each ``charter`` command there (the caller has
+    made ``root`` the working directory), checking that it prints exactly the page's output
+    (``out`` reads what was printed since the last call); the commands' exit codes."""
+    from charter.cli.main import main
+
+    codes = []
+    for kind, what, text in steps:
+        if kind == "file":
+            path = root / what
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            continue
+        argv = shlex.split(what)
+        assert argv[0] == "charter"
+        codes.append(main(argv[1:]))
+        assert out().splitlines() == text.splitlines(), what
+    return codes

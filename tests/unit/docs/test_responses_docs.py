@@ -7,14 +7,13 @@ Charter's."""
 from __future__ import annotations
 
 import base64
-import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import yaml
 
 from charter.agent import Agent
-from charter.cli.main import main
 from charter.compile.response_spec import BUILTIN
 from charter.llm.scripted import ScriptedLLM
 from tests.unit.docs import pages
@@ -37,18 +36,8 @@ def test_the_worked_example_runs_as_shown(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("CHARTER_NO_CACHE", "1")
-    ran = []
-    for kind, what, text in steps():
-        if kind == "file":
-            path = tmp_path / what
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            continue
-        argv = shlex.split(what)
-        assert argv[0] == "charter"
-        code = main(argv[1:])
-        assert capsys.readouterr().out.splitlines() == text.splitlines(), what
-        ran.append((what, code))
+    codes = pages.play(steps(), tmp_path, lambda: capsys.readouterr().out)
+    ran = list(zip([w for k, w, _ in steps() if k == "run"], codes, strict=True))
     assert ran == [
         ("charter validate pay", 1),
         ("charter validate pay", 0),
@@ -94,6 +83,36 @@ def test_the_builtin_table_is_charters() -> None:
 
 def test_the_readme_shows_the_same_conversation() -> None:
     readme = pages.blocks(ROOT / "README.md")
-    (shown,) = [text for info, text in readme if info == "text" and "U: " in text]
+    shown = [text for info, text in readme if info == "text" and "U: " in text]
     (tested,) = [t for info, t in blocks() if info == "text"]
-    assert shown == tested
+    assert shown[0] == tested
+
+
+def _said(text: str) -> list[tuple[str, str]]:
+    """(user, reply) pairs of a transcript: U: lines, A: lines with their indented rest."""
+    pairs: list[tuple[str, str]] = []
+    for line in text.splitlines():
+        if line.startswith("U: "):
+            pairs.append((line[3:], ""))
+        elif line.startswith("A: "):
+            pairs[-1] = (pairs[-1][0], line[3:])
+        elif line.startswith("   ") and pairs:
+            pairs[-1] = (pairs[-1][0], pairs[-1][1] + "\n" + line[3:])
+    return pairs
+
+
+def test_the_readme_journeys_are_the_finance_conversation_tests() -> None:
+    """Each turn of the README's second transcript is a turn of a finance conversation test,
+    with that exact reply: what the README shows is what `charter test` checks."""
+    readme = pages.blocks(ROOT / "README.md")
+    shown = [text for info, text in readme if info == "text" and "U: " in text]
+    tested: set[tuple[str, str]] = set()
+    for path in sorted((ROOT / "domains/finance/tests/conversations").glob("*.yaml")):
+        for conv in yaml.safe_load(path.read_text(encoding="utf-8"))["conversations"]:
+            for turn in conv["turns"]:
+                reply = (turn.get("expect") or {}).get("reply")
+                if isinstance(reply, str):
+                    tested.add((turn["user"], reply))
+    pairs = _said(shown[1])
+    assert len(pairs) == 6
+    assert [p for p in pairs if p not in tested] == []

@@ -25,9 +25,31 @@ from charter_skills.plugin import make_skills
 ROOT = Path(__file__).resolve().parents[3]
 PACKS = ("finance", "ecommerce", "medical")
 SKILLS = {
-    "finance": ["account_balance", "policy_search", "quarterly_report"],
-    "ecommerce": ["coupon_check", "logistics_track", "order_lookup", "product_price"],
+    "finance": [
+        "account_balance",
+        "invoice_issue",
+        "policy_search",
+        "quarterly_report",
+        "transfer",
+    ],
+    "ecommerce": [
+        "coupon_check",
+        "logistics_track",
+        "order_lookup",
+        "product_price",
+        "return_request",
+    ],
     "medical": ["appointment_book", "department_recommend"],
+}
+# the executing skills (effect: execute) whose protocols never answer in the skill's place: a
+# failure is told as not done (error, breaker open) or as unknown (timeout, a broken result)
+NEVER_STAND_IN = ("invoice_issue", "return_request", "transfer")
+# the status of an executing skill's result when it did what it was asked
+DONE = {
+    "transfer": "done",
+    "invoice_issue": "issued",
+    "return_request": "accepted",
+    "appointment_book": "booked",
 }
 _COMPILED: dict[str, CompiledPack] = {}
 
@@ -128,8 +150,71 @@ def test_every_contract_tests_valid_invalid_output_and_fallback_cases(name: str)
         assert any(s == "ok" for s, _, _ in kinds), c.name
         assert any(s == "invalid" for s, _, _ in kinds), c.name
         assert {"empty_claim", "bad_output"} <= {i for _, i, _ in kinds}, c.name
-        assert any(a == "degrade_to_faq" for _, _, a in kinds), c.name
         assert any(a == "handoff_human" for _, _, a in kinds), c.name
+        if c.name in NEVER_STAND_IN:  # every way a call can fail, answered by a template
+            injected = {i for s, i, a in kinds if s == "failed" and a == "template"}
+            assert injected >= {"error", "timeout", "breaker_open", "empty_claim", "bad_output"}
+        else:
+            assert any(a == "degrade_to_faq" for _, _, a in kinds), c.name
+
+
+def test_the_skills_that_change_something_are_declared_so() -> None:
+    executing = {c.name for p in PACKS for c in spec(p).contracts if c.executes}
+    assert set(NEVER_STAND_IN) <= executing
+
+
+@pytest.mark.parametrize("skill", NEVER_STAND_IN)
+def test_an_executing_skill_never_falls_back_to_an_answer_that_could_pass_for_done(
+    skill: str,
+) -> None:
+    """No FAQ answer, no other skill in place of the action; the hand-off after two
+    negations only after a failure (after a success the user must first hear what was done)."""
+    pack = next(p for p in PACKS if skill in SKILLS[p])
+    steps = spec(pack).protocol(skill)
+    assert steps
+    assert {s.do.kind for s in steps} <= {"template", "handoff_human"}
+    for step in steps:
+        assert any(c.kind == "failure" for c in step.when), step
+
+
+@pytest.mark.parametrize("skill", NEVER_STAND_IN)
+def test_the_not_done_and_the_unknown_outcomes_are_told_apart(skill: str) -> None:
+    """Error and breaker open (the framework knows the skill did not run to an effect) say it
+    was not done; a timeout or a broken result (it may have run) say it is unknown and ask the
+    user not to do it again."""
+    pack = next(p for p in PACKS if skill in SKILLS[p])
+    contract = spec(pack).contract(skill)
+    assert contract is not None
+    texts = {
+        c.inject: c.message
+        for c in contract.cases
+        if c.status == "failed" and c.action == "template"
+    }
+    for inject in ("error", "breaker_open"):
+        assert "没有" in (texts[inject] or "") and "无法确认" not in (texts[inject] or "")
+    for inject in ("timeout", "empty_claim", "bad_output"):
+        assert "无法确认" in (texts[inject] or "") and "不要重复" in (texts[inject] or "")
+
+
+@pytest.mark.parametrize(
+    ("pack_name", "skill", "case"),
+    [
+        pytest.param(p, c.name, case, id=f"{c.name}:{case.name}")
+        for p in PACKS
+        for c in spec(p).contracts
+        if c.executes and c.name in DONE
+        for case in c.cases
+        if case.status == "ok" and case.message is None
+    ],
+)
+def test_the_unpinned_ok_cases_of_executing_skills_did_it(
+    pack_name: str, skill: str, case: SkillCase, runner_for: Any
+) -> None:
+    """The cases whose text holds a fresh number pin no message: each must still have done
+    what it says (not a refusal, which is an ok call too)."""
+    outcome = runner_for(pack_name).call(skill, case.args, case.context)
+    assert outcome.status == "ok"
+    assert outcome.result["status"] == DONE[skill], outcome.result
 
 
 # ---- every tests: case of every contract -------------------------------------------------------

@@ -79,7 +79,10 @@ def test_product_price_with_promotion() -> None:
 
 def test_product_price_reads_a_lower_case_sku() -> None:
     result = ProductPrice()({"sku": "sku-e500"})
-    assert result["summary"] == "保温杯（SKU-E500）售价89.90元，目前没有促销活动。"
+    assert (
+        result["summary"]
+        == "保温杯（SKU-E500）售价89.90元，目前没有参加活动，以商品页显示的价格为准。"
+    )
 
 
 @pytest.mark.parametrize(
@@ -92,15 +95,15 @@ def test_product_price_reads_a_lower_case_sku() -> None:
             False,
             "0.00",
             "99.99",
-            "订单金额未满100.00元，还差0.01元才能使用优惠券SAVE20",
+            "订单金额未满100.00元，还差0.01元才能使用优惠券SAVE20（有效期至2024-06-30）",
         ),
         ("VIP90", 158, True, "15.80", "142.20", ""),
         ("VIP90", 0.05, True, "0.01", "0.04", ""),
         ("VIP90", 1000, True, "50.00", "950.00", ""),
         ("NEW50", 300, True, "50.00", "250.00", ""),
         ("SPRING10", 100, False, "0.00", "100.00", "优惠券SPRING10已于2024-04-30过期"),
-        ("USED30", 300, False, "0.00", "300.00", "优惠券USED30已被使用"),
-        ("NOPE", 300, False, "0.00", "300.00", "优惠券NOPE不存在，请核对券码"),
+        ("USED30", 300, False, "0.00", "300.00", "券码USED30已被使用，同一张券只能使用一次"),
+        ("NOPE", 300, False, "0.00", "300.00", "券码NOPE不存在，请核对券码"),
     ],
 )
 def test_coupon_check(

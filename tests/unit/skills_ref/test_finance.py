@@ -11,6 +11,7 @@ import pytest
 from charter.skills.guard import SUCCESS_CLAIM
 from charter_skills._data import money, upper
 from charter_skills.finance import MAX_RESULTS, AccountBalance, PolicySearch, policies
+from charter_zh.formatters import MoneyUpper
 
 
 def titles(result: dict[str, Any]) -> list[str]:
@@ -90,6 +91,10 @@ def test_an_empty_search_does_not_claim_success() -> None:
             "9009",
             "尾号9009的信用卡账户余额为-¥3,560.25（负叁仟伍佰陆拾元贰角伍分），数据截至2024-05-01。",
         ),
+        (  # the card of transfer's daily-limit case
+            "3377",
+            "尾号3377的活期储蓄账户余额为¥150,000.00（壹拾伍万元整），数据截至2024-05-01。",
+        ),
         ("0000", "没有查到卡号后四位为0000的账户，请核对后重新输入。"),
     ],
 )
@@ -132,6 +137,7 @@ def test_account_balance_result_fields() -> None:
 )
 def test_upper_case_amounts(amount: str, words: str) -> None:
     assert upper(money(amount)) == words
+    assert upper(money(amount)) == MoneyUpper().format(amount)  # charter-zh's form
 
 
 @pytest.mark.parametrize(

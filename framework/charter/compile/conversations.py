@@ -59,6 +59,8 @@ class Expect:
     goals: tuple[tuple[str, str], ...] = ()  # (intent, status)
     slots: tuple[tuple[str, str], ...] = ()  # (intent, JSON of the slot values wanted)
     skills: tuple[str, ...] | None = None
+    # the skills whose result was given back from the execution ledger, not run again
+    replayed: tuple[str, ...] | None = None
     ticket: bool | None = None
     memory: tuple[tuple[str, str], ...] = ()  # (fact key, value)
     model_calls: int | None = None
@@ -256,14 +258,16 @@ class _Stage:
         if matches is not None:
             self.pattern(doc, (*ptr, "matches"), matches)
         skills = _texts(raw.get("skills")) if isinstance(raw.get("skills"), list) else None
-        for k, skill in enumerate(skills or ()):
-            if skill not in self.contracts:
-                self.err(
-                    "CH363",
-                    f"unknown skill '{skill}'",
-                    doc.loc((*ptr, "skills", k)),
-                    self.skill_hint(skill),
-                )
+        replayed = _texts(raw.get("replayed")) if isinstance(raw.get("replayed"), list) else None
+        for key, named in (("skills", skills), ("replayed", replayed)):
+            for k, skill in enumerate(named or ()):
+                if skill not in self.contracts:
+                    self.err(
+                        "CH363",
+                        f"unknown skill '{skill}'",
+                        doc.loc((*ptr, key, k)),
+                        self.skill_hint(skill),
+                    )
         responses = _texts(raw.get("responses")) if isinstance(raw.get("responses"), list) else None
         self.templates(doc, (*ptr, "responses"), responses or ())
         goals = {k: v for k, v in _dict(raw.get("goals")).items() if isinstance(v, str)}
@@ -291,6 +295,7 @@ class _Stage:
                 for intent, values in slots.items()
             ),
             skills=skills,
+            replayed=replayed,
             ticket=raw["ticket"] if isinstance(raw.get("ticket"), bool) else None,
             memory=tuple(memory.items()),
             model_calls=calls,

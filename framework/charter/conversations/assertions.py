@@ -95,6 +95,12 @@ def check(expect: Expect, seen: Observed) -> list[tuple[str, str]]:
         called = [s.get("skill") for s in r.skills]
         if called != list(expect.skills):
             out.append(("skills", f"expected {_json(list(expect.skills))}, got {_json(called)}"))
+    if expect.replayed is not None:
+        replayed = [s.get("skill") for s in r.skills if s.get("replayed")]
+        if replayed != list(expect.replayed):
+            out.append(
+                ("replayed", f"expected {_json(list(expect.replayed))}, got {_json(replayed)}")
+            )
     if expect.ticket is not None and (r.ticket is not None) != expect.ticket:
         out.append(
             (

@@ -138,6 +138,11 @@ REPLY_TEXT = json.dumps(REPLY.text, ensure_ascii=False)
             Expect(skills=()),
             [("skills", 'expected [], got ["account_balance"]')],
         ),
+        # the call ran: nothing was given back from the execution ledger
+        (
+            Expect(replayed=("account_balance",)),
+            [("replayed", 'expected ["account_balance"], got []')],
+        ),
         (Expect(ticket=True), [("ticket", "expected a ticket, got none")]),
         (
             Expect(memory=(("card_tail", "5678"), ("phone", "13800000000"))),

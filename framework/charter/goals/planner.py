@@ -232,7 +232,12 @@ class Planner:
         fixed = Plan()
         if goals and self.correct(env):
             fixed = self._corrections(text, goals, state.now, state.preset)
-        if not fixed.updates and state.done is not None and self.correct(env):
+        if (
+            not fixed.updates
+            and state.done is not None
+            and self.correct(env)
+            and not self._elsewhere(env, state.done.intent)
+        ):
             again = self._redo(text, state.done, state.now, state.preset)
             if again.goals:
                 return again
@@ -244,6 +249,11 @@ class Planner:
         if not goals and merged == Plan() and self.cancel(env):
             return Plan(dismissed=True)
         return merged
+
+    def _elsewhere(self, env: Env, intent: str) -> bool:
+        """The input asks for another intent than ``intent`` (订单…要换货，换成XL码 after a
+        logistics query is a new exchange, not the query corrected)."""
+        return any(i.id != intent and self.triggers[i.id](env) for i in self.spec.intents)
 
     @staticmethod
     def _goal(goals: Sequence[OpenGoal], goal_id: str) -> str:

@@ -77,6 +77,8 @@ CODES: Mapping[str, str] = {
     "CH302": "the triggers of two intents overlap",
     "CH303": "unknown parent intent, or a parent cycle",
     "CH304": "intent id defined twice",
+    "CH306": "a stage of an intent is malformed (what completes it, its slots, its by: intent)",
+    "CH307": "a skill binding moves a field its keep: does not keep",
     "CH305": "planner test names an unknown intent",
     # memory.yaml
     "CH310": "a PII rule names a kind no installed recognizer finds",
@@ -90,6 +92,7 @@ CODES: Mapping[str, str] = {
     "CH325": "a fallback condition or action that does not parse",
     "CH326": "a skill message for a property the input schema does not declare",
     "CH327": "an intent calls an executing skill without confirm: true",
+    "CH328": "a stage calls an executing skill (a stage checks, the intent acts)",
     "CH330": "FAQ id defined twice",
     "CH331": "a FAQ question has no searchable words",
     # learning.yaml and patches/*.yaml

@@ -327,7 +327,14 @@ def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
         "请确认挂号信息：神经内科，就诊时间2025-07-02上午。信息无误请回复“是”，需要修改请直接"
         "告诉我，不预约请回复“否”。",
     )
-    assert goals(r) == [("symptom", "completed"), ("registration", "pending")]
+    # the consultation's stages: collected, triaged, the referral waiting for the booking
+    assert goals(r) == [
+        ("symptom", "completed"),
+        ("symptom.intake", "completed"),
+        ("symptom.triage", "completed"),
+        ("symptom.referral", "active"),
+        ("registration", "pending"),
+    ]
     assert step(agent, r, "input").inputs["text"] == "帮我挂2025年7月2日上午的神经内科，电话[PHONE]"
 
     r = agent.turn("u1", "s1", "是")
@@ -340,7 +347,13 @@ def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
         text,
     ), text
     assert r.responses == ("registration.confirmation_accepted", "appointment_book.summary")
-    assert goals(r) == [("symptom", "completed"), ("registration", "completed")]
+    assert goals(r) == [
+        ("symptom", "completed"),
+        ("symptom.intake", "completed"),
+        ("symptom.triage", "completed"),
+        ("symptom.referral", "completed"),
+        ("registration", "completed"),
+    ]
     stored = facts(agent, "u1")
     assert ("phone", "[PHONE]", True) in stored  # redacted, then encrypted at L2
     assert ("department", "神经内科", False) in stored

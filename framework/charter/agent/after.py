@@ -7,13 +7,14 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from charter.agent import stages
 from charter.agent.parts import AgentOptions, Parts
 from charter.agent.reply import Reply
 from charter.agent.steps import ID, Planned
 from charter.events import MemoryWrite, Reflection
 from charter.goals.spec import ROOT_INTENT
 from charter.goals.states import Status
-from charter.goals.tracker import OUTCOME
+from charter.goals.tracker import MOVES, OUTCOME
 from charter.memory.pipeline import Candidate
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
 from charter.traces.model import Trace
@@ -105,10 +106,21 @@ def settle_goals(
     if reply.verdict not in ("pass", "fixed") or not delivered or not planned.user_id:
         return []
     tree = {g.id: g for g in p.goals.tree(planned.user_id, planned.session_id)}
-    waiting = [gid for gid in delivered if gid in tree and tree[gid].status == "active"]
+    # an action refused by a stage before its confirmation is still pending
+    waiting = [
+        gid
+        for gid in delivered
+        if gid in tree
+        and (tree[gid].status == "active" or (gid in refused and tree[gid].status == "pending"))
+    ]
+    spec = p.pack.goals
     moves = []
     while waiting:  # children first: a parent delivered with its last child completes too
-        busy = {g.parent_id for g in tree.values() if g.status in ("pending", "active")}
+        busy = {
+            g.parent_id
+            for g in tree.values()
+            if g.status in ("pending", "active") and not (spec and spec.stage(g.intent))
+        }
         ready = [gid for gid in waiting if gid not in busy]
         if not ready:
             break
@@ -119,6 +131,8 @@ def settle_goals(
                 done = p.goals.transition(
                     goal_id, "aborted", actor="agent", trigger="the skill refused the request"
                 )
+                if p.tracker is not None:
+                    p.tracker.end_stages(goal_id, trigger="the skill refused the request")
                 to: Status = "aborted"
             else:
                 done = p.goals.complete(
@@ -128,9 +142,18 @@ def settle_goals(
                     trigger="result delivered",
                 )
                 to = "completed"
+                if done.ok:
+                    moves += _moved(p, goal_id)
             moves.append({"goal": goal_id, "to": to, "ok": done.ok})
             tree[goal_id] = dataclasses.replace(tree[goal_id], status=to)
             waiting.remove(goal_id)
+    finished = {
+        tree[m["goal"]].intent
+        for m in moves
+        if m["to"] == "completed" and m["ok"] and m["goal"] in tree
+    }
+    for gid in stages.completed_by(p, planned.user_id, planned.session_id, finished):
+        moves.append({"goal": gid, "to": "completed", "ok": True})
     for root in [g for g in tree.values() if g.intent == ROOT_INTENT and g.status == "active"]:
         # the root of a split is done when its goals are: the last one delivered now
         kids = [g for g in tree.values() if g.parent_id == root.id]
@@ -138,6 +161,16 @@ def settle_goals(
             done = p.goals.complete(root.id, {}, actor="agent", trigger="its goals are done")
             moves.append({"goal": root.id, "to": "completed", "ok": done.ok})
     return moves
+
+
+def _moved(p: Parts, goal_id: str) -> list[dict[str, Any]]:
+    """A goal that moved a done action (改约): the goal it moved ends, called ``moved``."""
+    old = p.goals.context(goal_id).get(MOVES)
+    if not isinstance(old, str):
+        return []
+    p.goals.set_slots(old, {OUTCOME: "moved"})
+    done = p.goals.transition(old, "aborted", actor="agent", trigger=f"moved by {goal_id}")
+    return [{"goal": old, "to": "aborted", "ok": done.ok}]
 
 
 def goal_tree(p: Parts, user_id: str, session_id: str) -> tuple[dict[str, Any], ...]:
@@ -150,9 +183,16 @@ def goal_tree(p: Parts, user_id: str, session_id: str) -> tuple[dict[str, Any], 
             "status": g.status,
             "parent": g.parent_id,
             "description": g.description,
+            **_outcome(p, g.id),
         }
         for g in p.goals.tree(user_id, session_id)
     )
+
+
+def _outcome(p: Parts, goal_id: str) -> dict[str, Any]:
+    """How a goal ended, beyond its status: refused, moved, a stage's own name for it."""
+    outcome = p.goals.context(goal_id).get(OUTCOME)
+    return {"outcome": outcome} if isinstance(outcome, str) else {}
 
 
 def scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:

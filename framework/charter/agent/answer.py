@@ -67,7 +67,7 @@ def compose(
             planned.turn.plan,
             views(p, planned.user_id, planned.session_id),
             planned.turn.created,
-            [Call(c.goal_id, c.skill, c.args, c.outcome) for c in called],
+            [Call(c.goal_id, c.skill, c.args, c.outcome, c.refused) for c in called],
             handoff,
             asks=[a.goal for a in planned.turn.asks],
             results_keys={c.name: c.results_key for c in p.pack.skills.contracts}

@@ -7,7 +7,7 @@ result and runs nothing."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -37,19 +37,18 @@ class Called:
         return self.outcome.status
 
 
-def call_skills(p: Parts, planned: Planned, ctx: CallContext) -> list[Called]:
+def call_skills(
+    p: Parts, planned: Planned, ctx: CallContext, held: Collection[str] = ()
+) -> list[Called]:
     """Each goal this input touched, active, whose intent names a skill calls it, when the
     goal's slots give every argument the contract requires (a missing one is the planner's
     question to ask). A goal the input did not touch is not called again: its result was
-    told when it was."""
+    told when it was; a goal ``held`` by a stage not done (agent/stages.py) waits."""
     if p.runner is None or p.pack.goals is None:
         return []
     out = []
-    if planned.turn is not None and planned.turn.plan.repeated:
-        return replays(p, planned)
-    out += prechecks(p, planned)
     by_id = {g.id: g for g in planned.active}
-    for goal in (by_id[gid] for gid in planned.touched if gid in by_id):
+    for goal in (by_id[gid] for gid in planned.touched if gid in by_id and gid not in held):
         intent = p.pack.goals.intent(goal.intent)
         binding = intent.skill if intent is not None else None
         if binding is None:

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from charter.agent import after, answer, calls, learning, steps
+from charter.agent import after, answer, calls, learning, stages, steps
 from charter.agent.drafts import Drafter
 from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
 from charter.agent.reply import Reply, is_negation
@@ -233,7 +233,11 @@ class Agent:
                     s.outputs["ticket"] = handoff
                     s.decision = "the user asked for a person"
             with rec.step("skills") as s:
-                called = calls.call_skills(p, planned, ctx) if opts.skills and not handoff else []
+                called, staged = (
+                    stages.skills(p, planned, ctx) if opts.skills and not handoff else ([], [])
+                )
+                if staged:
+                    s.outputs["stages"] = staged
                 s.inputs["calls"] = [{"skill": c.skill, "args": dict(c.args)} for c in called]
                 s.outputs["outcomes"] = [calls.outcome_dict(c) for c in called]
                 reopened = calls.reopen(p, planned, called)

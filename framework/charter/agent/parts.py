@@ -27,6 +27,7 @@ from charter.compose.composer import Composer
 from charter.extensions import LLM, Embedder
 from charter.goals.alignment import AlignmentChecker
 from charter.goals.slots import SLOT_REF, fill_slots
+from charter.goals.spec import STAGE_SEP
 from charter.goals.store import GoalStore
 from charter.goals.tracker import GoalTracker
 from charter.learn.apply import PatchMatcher
@@ -205,6 +206,15 @@ def build(
         for i in (pack.goals.intents if pack.goals is not None else ())
         if i.skill is not None and i.skill.done is not None
     }
+    # a stage's verdict, keyed by its goal's intent (transfer.compliance)
+    done.update(
+        {
+            f"{i.id}{STAGE_SEP}{st.id}": builder.expr(st.skill.done)
+            for i in (pack.goals.intents if pack.goals is not None else ())
+            for st in i.stages
+            if st.skill is not None and st.skill.done is not None
+        }
+    )
     return Parts(
         pack=pack,
         registry=registry,

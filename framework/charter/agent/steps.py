@@ -107,7 +107,9 @@ def plan(
     turn = p.tracker.handle(
         user_id, session_id, text, preset=preset, remembered=remembered, unless=faq_first
     )
-    active = p.goals.active(user_id, session_id)
+    # a stage goal is its goal's bookkeeping (agent/stages.py), not a request of the user's
+    spec = p.pack.goals
+    active = [g for g in p.goals.active(user_id, session_id) if not (spec and spec.stage(g.intent))]
     slots = {
         g.id: {k: v for k, v in p.goals.context(g.id).items() if not k.startswith("_")}
         for g in active

@@ -41,8 +41,9 @@ from charter.cli.common import (
     resolve_domain,
     runtime_registry,
 )
+from charter.cli.demo_notes import annotate
 from charter.cli.demo_render import Checked, DemoOut, PlainDemoOut, RichDemoOut
-from charter.cli.demo_script import CONVERSATIONS, FEATURES, SAMPLES, Conversation, Step, annotate
+from charter.cli.demo_script import CONVERSATIONS, FEATURES, SAMPLES, Conversation, Step
 from charter.registry import Registry
 from charter.skills.outage import Outage
 

@@ -30,6 +30,8 @@ SUMMARY_HEAD = (
     "fallback",
     "memory",
     "model",
+    "stage",
+    "move",
     "completed",
     "time",
 )

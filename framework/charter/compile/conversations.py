@@ -25,6 +25,8 @@ import regex
 
 from charter.compile.response_spec import EVENT_KINDS, reply_ids
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
+from charter.goals.spec import STAGE_SEP
+from charter.goals.states import STATUSES
 from charter.skills.spec import SkillsSpec
 
 if TYPE_CHECKING:
@@ -144,6 +146,12 @@ class _Stage:
     ) -> None:
         self.intents = {i.id: i for i in goals.intents} if goals is not None else {}
         self.has_goals = goals is not None
+        # a stage's goals and the names its status gives their ends
+        self.stages = {
+            f"{i.id}{STAGE_SEP}{st.id}": (st.passed, st.failed)
+            for i in (goals.intents if goals else ())
+            for st in i.stages
+        }
         self.contracts = {c.name for c in skills.contracts} if skills is not None else set()
         self.reply_ids = None if template_ids is None else template_ids | reply_ids(skills)
         self.diagnostics: list[Diagnostic] = []
@@ -272,8 +280,17 @@ class _Stage:
         self.templates(doc, (*ptr, "responses"), responses or ())
         goals = {k: v for k, v in _dict(raw.get("goals")).items() if isinstance(v, str)}
         slots = {k: v for k, v in _dict(raw.get("slots")).items() if isinstance(v, dict)}
-        for intent in goals:
-            self.intent(doc, (*ptr, "goals", intent), intent)
+        for intent, status in goals.items():  # a stage's goals too (transfer.compliance)
+            if intent not in self.stages:
+                self.intent(doc, (*ptr, "goals", intent), intent)
+            statuses: list[str] = [*STATUSES, *self.stages.get(intent, ())]
+            if status not in statuses:
+                self.err(
+                    "CH367",
+                    f"goal '{intent}' can never be '{status}'",
+                    doc.loc((*ptr, "goals", intent)),
+                    did_you_mean(status, statuses) or "one of " + ", ".join(statuses),
+                )
         for intent, values in slots.items():
             if self.intent(doc, (*ptr, "slots", intent), intent):
                 self.slot_names(doc, (*ptr, "slots", intent), intent, values)
@@ -345,7 +362,7 @@ class _Stage:
     def slot_names(
         self, doc: LocatedDoc, ptr: Pointer, intent: str, values: Mapping[str, Any]
     ) -> None:
-        declared = [s.name for s in self.intents[intent].slots]
+        declared = [*(s.name for s in self.intents[intent].slots), *self.intents[intent].kept]
         for name in values:
             if name not in declared:
                 self.err(

@@ -20,6 +20,7 @@ import regex
 from charter.compile.build import Builder
 from charter.compile.check import check_expr
 from charter.compile.env import Env
+from charter.compile.goal_stages import check_by, stages
 from charter.compile.literals import LiteralTable
 from charter.compile.primitives import literals_of
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
@@ -65,6 +66,9 @@ class GoalsCompiler:
 
     def _err(self, code: str, message: str, ptr: Pointer, hint: str = "") -> None:
         self.diagnostics.append(error(code, message, self.doc.loc(ptr), hint))
+
+    def _report(self, code: str, message: str, ptr: Pointer, hint: str) -> None:
+        self._err(code, message, ptr, hint)
 
     # ---- DSL pieces ---------------------------------------------------------------------------
 
@@ -114,6 +118,7 @@ class GoalsCompiler:
             if intent is not None:
                 intents.append(intent)
         self.parents(intents, raw)
+        check_by(intents, lambda iid, n: ("intents", seen[iid], "stages", n), self._report)
         if cancel is None or correct is None:
             return None
         spec = S.GoalsSpec(
@@ -126,7 +131,7 @@ class GoalsCompiler:
                         *(literals_of(i.trigger) for i in intents),
                         literals_of(cancel),
                         literals_of(correct),
-                        *(literals_of(i.skill.done) for i in intents if i.skill and i.skill.done),
+                        *(literals_of(b.done) for i in intents for b in _bindings(i) if b.done),
                     )
                 )
             ),
@@ -174,6 +179,15 @@ class GoalsCompiler:
             if (d := self.deliverable(raw, (*ptr, "deliverables", j), iid, names)) is not None
         )
         skill = self.skill(item.get("skill"), (*ptr, "skill"), iid, names)
+        kept = [k for k, _ in skill.keep] if skill is not None else []
+        staged = stages(
+            item.get("stages"),
+            (*ptr, "stages"),
+            iid,
+            names,
+            lambda raw, at: self.skill(raw, at, iid, [*names, *kept]),
+            self._report,
+        )
         if trigger is None:
             return None
         return S.IntentSpec(
@@ -194,6 +208,7 @@ class GoalsCompiler:
             skill=skill,
             confirm=bool(item.get("confirm")),
             confirm_text=item["confirm"] if isinstance(item.get("confirm"), str) else None,
+            stages=staged,
         )
 
     def skill(self, raw: Any, ptr: Pointer, iid: str, names: list[str]) -> S.SkillBinding | None:
@@ -203,24 +218,36 @@ class GoalsCompiler:
             return None
         found = raw.get("args")
         args: dict[str, Any] = found if isinstance(found, dict) else {}
+        kept = raw.get("keep")
+        keep = tuple(
+            sorted((str(k), str(v)) for k, v in (kept if isinstance(kept, dict) else {}).items())
+        )
+        # an argument may pass what a result kept (the booking a move replaces)
+        known = [*names, *(k for k, _ in keep)]
         for arg, value in args.items():
             if isinstance(value, str):
-                self.refs(value, names, (*ptr, "args", arg), iid, f"skill argument '{arg}'")
+                self.refs(value, known, (*ptr, "args", arg), iid, f"skill argument '{arg}'")
+        moves = tuple(m for m in raw.get("moves") or [] if isinstance(m, str))
+        for j, name in enumerate(moves):
+            if name not in dict(keep):
+                self._err(
+                    "CH307",
+                    f"the skill of intent '{iid}' moves '{name}', which its keep: does not keep",
+                    (*ptr, "moves", j),
+                    did_you_mean(name, dict(keep)) or "moves: lists fields named under keep:",
+                )
         done = None
         if isinstance(raw.get("done"), str):
             done = self.expr(
                 raw["done"], (*ptr, "done"), f"the done: condition of intent '{iid}'", ("result",)
             )
-        kept = raw.get("keep")
-        keep = tuple(
-            sorted((str(k), str(v)) for k, v in (kept if isinstance(kept, dict) else {}).items())
-        )
         return S.SkillBinding(
             raw["name"],
             json.dumps(args, ensure_ascii=False, sort_keys=True),
             self.doc.loc(ptr),
             keep,
             done,
+            moves,
         )
 
     def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
@@ -413,6 +440,12 @@ class GoalsCompiler:
                                 f'and not input contains "{word}"',
                             )
                         )
+
+
+def _bindings(intent: S.IntentSpec) -> list[S.SkillBinding]:
+    """The intent's skill and its stages' skills."""
+    own = [intent.skill] if intent.skill is not None else []
+    return own + [s.skill for s in intent.stages if s.skill is not None]
 
 
 def _s(value: Any) -> str:

@@ -67,6 +67,8 @@ def slot_values(
         if not values:
             values = [_by_type(s)]
         out[s.name] = values
+    for name in intent.kept:  # a result's field kept in the goal (a booking number)
+        out[name] = list(mine.get(name, [])) or ["示例"]
     return out
 
 

@@ -299,7 +299,7 @@ def compile_responses(
                 continue
             if isinstance(spec.get("mode"), str):
                 modes.append((iid, spec["mode"]))
-            slots = [s.name for s in intents[iid].slots]
+            slots = [*(s.name for s in intents[iid].slots), *intents[iid].kept]
             for event in R.EVENTS:
                 if event not in spec:
                     continue
@@ -370,7 +370,7 @@ def _confirms(
                 "write confirm: true here and keep the question in responses.yaml",
             )
             continue
-        slots = [s.name for s in intents[iid].slots]
+        slots = [*(s.name for s in intents[iid].slots), *intents[iid].kept]
         check, roots = event_checker("confirmation_asked", slots, key)
         found = stage.entry(doc, ("intents", n, "confirm"), key, "confirmation_asked", check, roots)
         if found is not None:

@@ -27,7 +27,7 @@ from charter.compile.check import check_expr
 from charter.compile.fallbacks import FallbackStage
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
-from charter.goals.spec import GoalsSpec
+from charter.goals.spec import GoalsSpec, IntentSpec, SkillBinding
 from charter.pack.model import PackSource
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 from charter.registry import Registry
@@ -315,44 +315,65 @@ def _bindings(
 ) -> None:
     """Every intent's skill binding names a contract of the pack and only its arguments."""
     for intent in goals.intents if goals is not None else ():
-        b = intent.skill
-        if b is None:
-            continue
-        at = b.location or intent.location
-        if b.name not in declared:
+        staged = [(s.id, s.skill) for s in intent.stages if s.skill is not None]
+        for sid, b in [(None, intent.skill), *staged]:
+            if b is not None:
+                _binding(stage, intent, b, sid, declared)
+
+
+def _binding(
+    stage: _Stage,
+    intent: IntentSpec,
+    b: SkillBinding,
+    sid: str | None,
+    declared: Mapping[str, tuple[str | None, LocatedDoc]],
+) -> None:
+    """One binding: the intent's own (``sid`` None) or a stage's."""
+    at = b.location or intent.location
+    if b.name not in declared:
+        stage.diagnostics.append(
+            error(
+                "CH322",
+                f"intent '{intent.id}' calls skill '{b.name}', which the pack has no contract for",
+                at,
+                did_you_mean(b.name, declared) or "add skills/<name>.yaml",
+            )
+        )
+        return
+    data = _dict(declared[b.name][1].data)
+    if data.get("effect") == "execute" and sid is not None:
+        stage.diagnostics.append(
+            error(
+                "CH328",
+                f"stage '{sid}' of intent '{intent.id}' calls skill '{b.name}', which "
+                "executes (effect: execute)",
+                at,
+                "a stage checks before the intent acts: bind the executing skill to the "
+                "intent itself (with confirm: true)",
+            )
+        )
+    elif data.get("effect") == "execute" and not intent.confirm:
+        stage.diagnostics.append(
+            error(
+                "CH327",
+                f"intent '{intent.id}' calls skill '{b.name}', which executes "
+                "(effect: execute), without asking the user first",
+                at,
+                "add confirm: true to the intent: nothing executes before the user's yes",
+            )
+        )
+    props = _dict(_dict(data.get("input_schema")).get("properties"))
+    for arg in b.args:
+        if arg not in props:
             stage.diagnostics.append(
                 error(
-                    "CH322",
-                    f"intent '{intent.id}' calls skill '{b.name}', which the pack has no "
-                    "contract for",
+                    "CH321",
+                    f"intent '{intent.id}' passes argument '{arg}', which the input schema "
+                    f"of skill '{b.name}' does not declare",
                     at,
-                    did_you_mean(b.name, declared) or "add skills/<name>.yaml",
+                    did_you_mean(arg, props) or "declare it under input_schema.properties",
                 )
             )
-            continue
-        data = _dict(declared[b.name][1].data)
-        if data.get("effect") == "execute" and not intent.confirm:
-            stage.diagnostics.append(
-                error(
-                    "CH327",
-                    f"intent '{intent.id}' calls skill '{b.name}', which executes "
-                    "(effect: execute), without asking the user first",
-                    at,
-                    "add confirm: true to the intent: nothing executes before the user's yes",
-                )
-            )
-        props = _dict(_dict(data.get("input_schema")).get("properties"))
-        for arg in b.args:
-            if arg not in props:
-                stage.diagnostics.append(
-                    error(
-                        "CH321",
-                        f"intent '{intent.id}' passes argument '{arg}', which the input schema "
-                        f"of skill '{b.name}' does not declare",
-                        at,
-                        did_you_mean(arg, props) or "declare it under input_schema.properties",
-                    )
-                )
 
 
 def compile_skills(

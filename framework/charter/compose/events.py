@@ -49,6 +49,7 @@ class Call:
     skill: str
     args: Mapping[str, Any]
     outcome: SkillOutcome
+    refused: bool = False  # answered, but the request is refused (its goal ends)
 
 
 @dataclass(frozen=True)
@@ -325,8 +326,12 @@ def turn_events(facts: TurnFacts) -> list[Event]:
             out += [e for c in facts.calls if c.goal == gid for e in b.call(g, c)]
         elif g.status == "active" or any(c.goal == gid for c in facts.calls):
             # a call refused for its arguments left the goal pending on them: the contract's
-            # message is the question
+            # message is the question; a stage's passing result is told before it
             out += b.outcomes(g)
+            mine = [c for c in facts.calls if c.goal == gid]
+            passed = all(c.outcome.status == "ok" and not c.refused for c in mine)
+            if g.status == "pending" and passed and (q := b.question(g)) is not None:
+                questions.append(q)
         elif g.status == "pending" and (q := b.question(g)) is not None:
             questions.append(q)
     if facts.plan.confirm:  # a split awaiting the yes: one question for all its goals

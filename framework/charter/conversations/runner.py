@@ -27,6 +27,7 @@ from charter.compile.conversations import Conversation, Turn, parse_time
 from charter.conversations.assertions import Observed, check
 from charter.conversations.model import TurnModel
 from charter.extensions import Skill
+from charter.goals.tracker import OUTCOME
 from charter.memory.records import Accessor
 from charter.registry import Registry
 from charter.skills.outage import Outage
@@ -249,10 +250,18 @@ class _Play:
         return Observed(
             reply=reply,
             model_calls=self.model.calls,
-            goals={intent: g.status for intent, g in latest.items()},
+            goals={intent: self._status(g) for intent, g in latest.items()},
             slots={i: p.goals.context(latest[i].id) for i in wanted if i in latest},
             written=written,
         )
+
+    def _status(self, goal: Any) -> str:
+        """A goal's status; a stage's by the name its pack gives it (compliant)."""
+        p = self.agent.parts
+        if p.pack.goals is None or p.pack.goals.stage(goal.intent) is None:
+            return str(goal.status)
+        outcome = p.goals.context(goal.id).get(OUTCOME)
+        return outcome if isinstance(outcome, str) else str(goal.status)
 
     def _facts(self) -> set[tuple[str, str, str]]:
         """The user's active facts as (id, key, revealed value)."""

@@ -315,7 +315,12 @@ class Build:
             for s in intent.slots:
                 if s.carry is None or s.name in slots or s.name in inherited:
                     continue
-                got = self._carry(s.name, s.carry)
+                # the other context slots (carry:) the new goal holds: what a source must share
+                values = {**inherited, **carried, **slots}
+                held = {
+                    c.name: values[c.name] for c in intent.slots if c.carry and c.name in values
+                }
+                got = self._carry(s.name, s.carry, held)
                 if got is not None:
                     carried[s.name] = got[0]
                     if got[1] == "memory":
@@ -352,32 +357,50 @@ class Build:
         self.new = done
         return questions
 
-    def _carry(self, name: str, mode: str) -> tuple[Any, str] | None:
+    def _carry(self, name: str, mode: str, held: Mapping[str, Any]) -> tuple[Any, str] | None:
         """A ``carry:`` slot's value: from the session's open goals, then its completed ones
-        (the latest first), then — ``memory`` — the user's remembered facts."""
+        (the latest first), then — ``memory`` — the user's remembered facts. Only a goal that
+        agrees with what the new goal already ``held`` counts (the coupon of the order whose
+        number was carried or given, not of another order; ``held``: the new goal's other
+        ``carry:`` slots), and the first that agrees and kept the slot decides, empty or not:
+        an order without a coupon has none to carry."""
         for goal in (*reversed(self.state.goals), *self.state.recent):
+            if any(
+                goal.slots.get(k) not in (None, "", []) and goal.slots.get(k) != v
+                for k, v in held.items()
+            ):
+                continue
+            if name not in goal.slots:
+                continue
             value = goal.slots.get(name)
-            if value not in (None, "", []):
-                return value, "session"
+            return (value, "session") if value not in (None, "", []) else None
         value = self.state.remembered.get(name) if mode == "memory" else None
         if value not in (None, "", []):
             return value, "memory"
         return None
 
     def _inherit(self, name: str, goal: NewGoal, done: list[NewGoal]) -> Any:
-        """From the parent (new or open), then earlier new siblings, then the open ancestors."""
+        """From the parent (new or open), then earlier new siblings, then finished siblings
+        under an open parent, then the open ancestors."""
         candidates = [g for g in done if g.ref == goal.parent]
         candidates += [g for g in done if g.parent == goal.parent and g.ref != goal.ref]
         for g in candidates:
             merged = {**g.inherited, **g.slots}
             if name in merged:
                 return merged[name]
+        # a finished sub-goal of the same parent, latest first: its result is the parent's
+        # context now (seed 000 §3.3: 子目标完成时结果注入父目标) — the order looked up since
+        for sibling in self.state.recent if goal.parent in self.open else ():
+            if sibling.parent == goal.parent and name in sibling.slots:
+                return sibling.slots[name]
         ref = goal.parent
         while ref is not None and ref in self.open:
             if name in self.open[ref].slots:
                 return self.open[ref].slots[name]
             ref = self.open[ref].parent
-        for sibling in self.state.goals:
+        # an open sibling under the same parent; a goal of its own (no parent) has none: an
+        # unrelated open request (a lookup left open by an outage) is not its context
+        for sibling in self.state.goals if goal.parent is not None else ():
             if sibling.parent == goal.parent and name in sibling.slots:
                 return sibling.slots[name]
         return None

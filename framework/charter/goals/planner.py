@@ -316,9 +316,16 @@ class Planner:
         new = [k for k, v in found.items() if done.slots.get(k) in (None, "", [])]
         if intent is None or not (replaced or (added and new)):
             return Plan()
-        # the intent's own slots: what a result kept (keep:) belongs to the old request
+        # the intent's own slots: what a result kept (keep:) belongs to the old request, but
+        # for what a correction of a done action moves (moves:, its booking number)
         own = {k: v for k, v in done.slots.items() if intent.slot(k) is not None}
         slots = {**own, **found}
+        movable = intent.skill.moves if intent.skill is not None and not added else ()
+        moved = {
+            k: done.slots[k]
+            for k in movable
+            if done.status == "completed" and done.slots.get(k) not in (None, "")
+        }
         goal = NewGoal(
             ref="n1",
             intent=intent.id,
@@ -328,6 +335,7 @@ class Planner:
             description=self.describe(intent.description, slots),
             timeout_s=intent.timeout_s,
             slots=slots,
+            inherited=moved,
             awaiting=intent.confirm,
             redoes=done.id,
             replaces=replaced,

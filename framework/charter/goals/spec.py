@@ -71,11 +71,33 @@ class SkillBinding:
     keep: tuple[tuple[str, str], ...] = ()
     # over ``result``: a successful result for which it does not hold refused the request
     done: A.Expr | None = None
+    # kept slots a correction of the completed goal takes along (its booking number): the
+    # action moves what it did instead of doing it twice, and the old goal ends ``moved``
+    moves: tuple[str, ...] = ()
 
     @property
     def args(self) -> dict[str, Any]:
         value: dict[str, Any] = json.loads(self.args_json)
         return value
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One step of an intent's staged flow, kept as a sub-goal of each goal of the intent with
+    its own status (seed 000 §5.3: 症状采集 → 初步分诊 → 转专科; the regulatory check as its own
+    sub-goal). Exactly one of ``slots``, ``skill`` or ``by`` says what completes it."""
+
+    id: str
+    describe: str
+    slots: tuple[str, ...] = ()  # the goal's slots: the stage is done once they are all given
+    skill: SkillBinding | None = None  # a query over the goal's slots; ``done:`` its verdict
+    by: str | None = None  # an intent: done when a goal of it completes in the session
+    passed: str = "completed"  # what the stage's status is called when it completes
+    failed: str = "aborted"  # ... and when its skill refused (the goal is refused with it)
+    quiet: bool = False  # a passing result is not told (a check that found nothing wrong)
+
+
+STAGE_SEP = "."  # a stage goal's intent: "<intent>.<stage>"
 
 
 @dataclass(frozen=True)
@@ -97,9 +119,19 @@ class IntentSpec:
     # is responses.yaml's confirmation_asked, or ``confirm_text`` written here
     confirm: bool = False
     confirm_text: str | None = None
+    stages: tuple[StageSpec, ...] = ()
 
     def slot(self, name: str) -> SlotSpec | None:
         return next((s for s in self.slots if s.name == name), None)
+
+    @property
+    def kept(self) -> tuple[str, ...]:
+        """Fields its skill's and its stages' results keep in the goal, beyond its slots: a
+        template may name them (原预约{booking_no})."""
+        bindings = [self.skill, *(s.skill for s in self.stages)]
+        names = [k for b in bindings if b is not None for k, _ in b.keep]
+        own = {s.name for s in self.slots}
+        return tuple(dict.fromkeys(n for n in names if n not in own))
 
 
 @dataclass(frozen=True)
@@ -146,6 +178,13 @@ class GoalsSpec:
 
     def intent(self, intent_id: str) -> IntentSpec | None:
         return next((i for i in self.intents if i.id == intent_id), None)
+
+    def stage(self, intent_id: str) -> tuple[IntentSpec, StageSpec] | None:
+        """The intent and stage a stage goal's intent (``transfer.compliance``) names."""
+        owner, sep, name = intent_id.rpartition(STAGE_SEP)
+        intent = self.intent(owner) if sep else None
+        stage = next((s for s in intent.stages if s.id == name), None) if intent else None
+        return (intent, stage) if intent is not None and stage is not None else None
 
     @property
     def remembered_slots(self) -> frozenset[str]:

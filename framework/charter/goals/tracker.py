@@ -19,14 +19,16 @@ from datetime import datetime
 from typing import Any
 
 from charter.goals.planner import Ask, OpenGoal, Plan, Planner, SessionState
-from charter.goals.spec import GoalsSpec
+from charter.goals.spec import STAGE_SEP, GoalsSpec
 from charter.goals.store import GoalStoreProtocol, TransitionResult, utcnow
 from charter.goals.tables import Goal
 from charter.registry import Registry
 
 AWAITING = "_awaiting"
 CARRIED = "_carried"  # slot -> where a carried value came from (session / memory)
+MOVES = "_moves"  # the completed goal whose action this one moves (moves:), ended when it is done
 OUTCOME = "_outcome"  # "refused": the skill answered that it would not do it (aborted goal)
+# "moved": a later goal moved what it did; a stage's own name for its status (compliant)
 RECENT = 5  # completed goals of the session a follow-up may carry from
 REFUSED = "_refused"  # slot -> the value a skill's contract refused (the old value when re-given)
 
@@ -76,8 +78,8 @@ class GoalTracker:
         goals = []
         tree = self.store.tree(user_id, session_id)
         for g in tree:
-            if g.status not in ("pending", "active"):
-                continue
+            if g.status not in ("pending", "active") or self.spec.stage(g.intent):
+                continue  # a stage is its goal's bookkeeping, not something the user asked
             context = self.store.context(g.id)
             # a slot set to None was dropped (refused by a contract): it is missing again
             slots = {k: v for k, v in context.items() if not k.startswith("_") and v is not None}
@@ -155,10 +157,15 @@ class GoalTracker:
             slots = {**g.inherited, **g.carried, **g.slots}
             if g.awaiting:
                 slots[AWAITING] = True
-            if g.carried:
+            if g.carried or g.inherited:  # what the user did not say, and where it came from
                 slots[CARRIED] = {
-                    k: "memory" if k in g.remembered else "session" for k in g.carried
+                    **{k: "parent" for k in g.inherited},
+                    **{k: "memory" if k in g.remembered else "session" for k in g.carried},
                 }
+            intent = self.spec.intent(g.intent)
+            movable = intent.skill.moves if intent is not None and intent.skill else ()
+            if g.redoes and any(k in g.inherited for k in movable):
+                slots[MOVES] = g.redoes
             goal = self.store.create(
                 g.intent,
                 user_id=user_id,
@@ -171,6 +178,18 @@ class GoalTracker:
                 trigger=trigger,
             )
             created[g.ref] = goal.id
+            for stage in intent.stages if intent is not None else ():
+                self.store.create(
+                    f"{g.intent}{STAGE_SEP}{stage.id}",
+                    user_id=user_id,
+                    session_id=session_id,
+                    parent_id=goal.id,
+                    description=stage.describe,
+                    slots={},
+                    timeout_s=g.timeout_s,
+                    actor="agent",
+                    trigger=f"stage of {g.intent}",
+                )
             if g.status == "active":
                 done = self.store.transition(
                     goal.id, "active", actor="agent", trigger="slots complete"
@@ -178,7 +197,7 @@ class GoalTracker:
                 moves.append(done)
         changed: dict[str, str] = {}
         for u in plan.updates:
-            self.store.set_slots(u.goal, {u.slot: u.value})
+            self.store.set_slots(u.goal, {u.slot: u.value, **self._stale(u.goal, u.slot, plan)})
             changed[u.goal] = u.slot
         for goal_id in changed:
             self._describe(goal_id)
@@ -193,6 +212,7 @@ class GoalTracker:
             moves.append(self.store.transition(goal_id, "active", actor="user", trigger=trigger))
         for goal_id in plan.aborts:
             moves.append(self.store.transition(goal_id, "aborted", actor="user", trigger=trigger))
+            self.end_stages(goal_id, trigger=trigger)
         asks = tuple(Ask(created.get(a.goal, a.goal), a.slot, a.text) for a in plan.asks)
         return Turn(plan, created, tuple(moves), plan.questions, plan.confirm, asks)
 
@@ -211,6 +231,26 @@ class GoalTracker:
         if any(s.required and held.get(s.name) in (None, "", []) for s in intent.slots):
             return None
         return self.store.transition(goal_id, "active", actor="agent", trigger=trigger)
+
+    def stages(self, goal_id: str) -> list[Goal]:
+        """The stage goals of a goal, in its intent's order."""
+        goal = self.store.get(goal_id)
+        intent = self.spec.intent(goal.intent) if goal is not None else None
+        if goal is None or intent is None or not intent.stages:
+            return []
+        kids = {
+            g.intent: g
+            for g in self.store.tree(goal.user_id, goal.session_id)
+            if g.parent_id == goal_id
+        }
+        names = [f"{intent.id}{STAGE_SEP}{s.id}" for s in intent.stages]
+        return [kids[n] for n in names if n in kids]
+
+    def end_stages(self, goal_id: str, *, trigger: str) -> None:
+        """A goal ended without its stages done (cancelled, refused): they end with it."""
+        for stage in self.stages(goal_id):
+            if stage.status in ("pending", "active"):
+                self.store.transition(stage.id, "aborted", actor="agent", trigger=trigger)
 
     def keep(self, goal_id: str, values: Mapping[str, Any]) -> None:
         """Fields of a skill's result kept as the goal's slots (``keep:``), for follow-ups; a
@@ -243,6 +283,25 @@ class GoalTracker:
         if goal.status == "pending":
             return TransitionResult(True, goal_id, "pending", "pending", trigger)
         return self.store.transition(goal_id, "pending", actor="agent", trigger=trigger)
+
+    def _stale(self, goal_id: str, slot: str, plan: Plan) -> dict[str, Any]:
+        """Another order named (a ``carry:`` slot corrected): the optional values that came
+        along with the old one (its coupon) are dropped, not kept for the new one."""
+        goal = self.store.get(goal_id)
+        intent = self.spec.intent(goal.intent) if goal is not None else None
+        spec = intent.slot(slot) if intent is not None else None
+        if intent is None or spec is None or spec.carry is None:
+            return {}
+        came = self.store.context(goal_id).get(CARRIED) or {}
+        given = {u.slot for u in plan.updates if u.goal == goal_id}
+        return {
+            name: None
+            for name in came
+            if name not in given
+            and (other := intent.slot(name)) is not None
+            and other.carry is not None
+            and not other.required
+        }
 
     def _describe(self, goal_id: str) -> None:
         """A goal's description names its slot values ("向张三转账5000元"): after a correction

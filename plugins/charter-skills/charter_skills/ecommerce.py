@@ -6,6 +6,11 @@ Something not found (an order id, a SKU) is an empty result whose summary says s
 cannot be used is a result too (``valid: false`` and the reason): the user asked a question and
 "no" is its answer, not a failure of the skill. So is a return the rules refuse (``status:
 rejected`` with a ``code`` and a ``reason``).
+
+An order paid with a coupon says so (``coupon``: its code and the discount; the amount is what
+was paid). The after-sales request of such an order handles the coupon once: an exchange ships
+the replacement under it (it is not redeemed again), a return refunds what was paid and gives
+the coupon back to the account while it is still valid.
 """
 
 from __future__ import annotations
@@ -33,6 +38,10 @@ def _orders() -> dict[str, dict[str, Any]]:
     return {o["order_id"]: o for o in load("orders")["orders"]}
 
 
+def _coupons() -> dict[str, dict[str, Any]]:
+    return {c["code"]: c for c in load("coupons")["coupons"]}
+
+
 class OrderLookup:
     name = "order_lookup"
     description = "按订单号查询订单状态、商品和金额"
@@ -53,18 +62,23 @@ class OrderLookup:
             for i in order["items"]
         ]
         names = "、".join(f"{i['name']}×{i['quantity']}" for i in items)
+        result: dict[str, Any] = {
+            "order_id": order_id,
+            "status": order["status"],
+            "created_at": order["created_at"],
+            "amount": plain(amount),
+            "items": items,
+        }
+        paid = f"实付{yuan(amount)}"
+        coupon = order.get("coupon")
+        if coupon is not None:
+            # the coupon stays with the order's goal (goals.yaml keep:), for its after-sales
+            off = money(coupon["discount"])
+            result["coupon"] = {"code": coupon["code"], "discount": plain(off)}
+            paid += f"（券码{coupon['code']}抵扣{yuan(off)}）"
         return {
-            "results": [
-                {
-                    "order_id": order_id,
-                    "status": order["status"],
-                    "created_at": order["created_at"],
-                    "amount": plain(amount),
-                    "items": items,
-                }
-            ],
-            "summary": f"订单{order_id}当前状态为{order['status']}，商品：{names}，"
-            f"实付{yuan(amount)}。",
+            "results": [result],
+            "summary": f"订单{order_id}当前状态为{order['status']}，商品：{names}，{paid}。",
         }
 
 
@@ -170,7 +184,7 @@ class CouponCheck:
     def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
         code = str(args["coupon_code"]).upper()
         amount = money(args["order_amount"])
-        coupon = next((c for c in load("coupons")["coupons"] if c["code"] == code), None)
+        coupon = _coupons().get(code)
         # a text that names a 优惠券 also says until when it is valid (the ecommerce pack's
         # promotion-validity rule); a code without a date is called a 券码
         reason = ""
@@ -209,11 +223,20 @@ class CouponCheck:
 
 
 class ReturnRequest:
-    """Ask for a return (退货, refunded in full) or an exchange (换货, for ``size`` when
+    """Ask for a return (退货, refunding what was paid) or an exchange (换货, for ``size`` when
     given) of a signed-for order, within 7 days of ``delivered_at``. "Today" is the orders'
     ``as_of``, never the wall clock. Only an accepted request gets a number,
     ``SH-<yyyymmdd>-<nnnn>``, counted per instance; the demo data is never changed, and
-    whatever can raise runs before the number is taken."""
+    whatever can raise runs before the number is taken.
+
+    The coupon an order was paid with is redeemed once: an exchange ships under it again
+    (``coupon_handling: reused``); a return refunds the amount paid (after the discount: the
+    discount is not paid out) and gives the coupon back while it is valid on "today"
+    (``returned``), not once it has expired (``forfeited``). The order's record says which
+    coupon that is. ``coupon_code`` is the coupon the after-sales goal inherited from the
+    order it was looked up with: checked against the record, and when the order was not paid
+    with it the summary says so (``coupon_not_used``) — a code carried over from another
+    order is never applied to this one."""
 
     name = "return_request"
     description = "为签收7天内的订单提交退货或换货申请"
@@ -266,14 +289,22 @@ class ReturnRequest:
                 "summary": f"{kind}申请没有提交：{reason}。",
             }
         order = _orders()[order_id]
+        given = str(args["coupon_code"]).upper() if args.get("coupon_code") else None
         notes = [f"换成{size}"] if size else []
         notes += [f"原因：{cause}"] if cause else []
         said = f"（{'，'.join(notes)}）" if notes else ""
         refund = money(order["amount"]) if kind == "退货" else None
+        coupon = order.get("coupon")
         if refund is not None:
             then = f"退款{yuan(refund)}将在商家收到退货后原路退回"
+            if coupon is not None:
+                then += (
+                    f"（按实付金额退款，券码{coupon['code']}抵扣的"
+                    f"{yuan(money(coupon['discount']))}不退现金）"
+                )
         else:
             then = "商家收到后将为您发出新商品"
+        after, fields = self._coupon(order, kind, given)
         number = self._serial.take(self.today)
         result: dict[str, Any] = {
             "status": "accepted",
@@ -281,7 +312,7 @@ class ReturnRequest:
             "order_id": order_id,
             "kind": kind,
             "summary": f"已为订单{order_id}提交{kind}申请{said}，售后申请号{number}。"
-            f"审核通过后请按页面提示寄回商品，{then}。",
+            f"审核通过后请按页面提示寄回商品，{then}。{after}",
         }
         if refund is not None:
             result["refund"] = plain(refund)
@@ -289,4 +320,34 @@ class ReturnRequest:
             result["size"] = size
         if cause:
             result["return_reason"] = cause
+        result.update(fields)
         return result
+
+    def _coupon(
+        self, order: Mapping[str, Any], kind: str, given: str | None
+    ) -> tuple[str, dict[str, Any]]:
+        """What the request does with the order's coupon: the sentences for the summary (each
+        ending in 。) and the result's fields. A text that names a 优惠券 says until when it is
+        valid (the pack's promotion-validity rule); a code alone is a 券码."""
+        order_id = order["order_id"]
+        coupon = order.get("coupon")
+        code = coupon["code"] if coupon is not None else None
+        said = ""
+        fields: dict[str, Any] = {}
+        if given is not None and given != code:
+            said += f"订单{order_id}支付时没有使用券码{given}，本次售后不涉及这张券。"
+            fields["coupon_not_used"] = given
+        if coupon is None:
+            return said, fields
+        fields |= {"coupon_code": code, "coupon_discount": plain(money(coupon["discount"]))}
+        if kind == "换货":
+            fields["coupon_handling"] = "reused"
+            return said + f"换货商品沿用原订单的券码{code}，不会重复核销。", fields
+        valid_until = str(_coupons()[coupon["code"]]["valid_until"])
+        if date.fromisoformat(self.today) <= date.fromisoformat(valid_until):
+            fields["coupon_handling"] = "returned"
+            said += f"优惠券{code}将在退款完成后退回您的账户，有效期至{valid_until}。"
+        else:
+            fields["coupon_handling"] = "forfeited"
+            said += f"优惠券{code}已于{valid_until}过期，不予退回。"
+        return said, fields

@@ -69,6 +69,7 @@ class AppointmentBook:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._booked: dict[tuple[str, str, str], int] = {}
+        self._numbers: dict[str, tuple[str, str, str]] = {}  # booking no -> its session
 
     def fresh(self) -> AppointmentBook:
         """This skill in its first state (its ledger of bookings empty): each conversation test gets
@@ -90,22 +91,31 @@ class AppointmentBook:
         return int(capacity), int(booked)
 
     def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``replaces``: a booking this one moves (改约): cancelled once the new one is made;
+        when the new session is full, the old booking stands."""
         department, date, period = str(args["department"]), str(args["date"]), str(args["period"])
+        old = str(args["replaces"]) if args.get("replaces") else None
         code = load("schedule")["departments"][department]
         capacity, booked = self.slots(department, date, period)
         key = (department, date, period)
         with self._lock:
             taken = booked + self._booked.get(key, 0)
             if taken >= capacity:
+                kept = f"原预约{old}保持不变，" if old else ""
                 return {
                     "status": "full",
                     "results": [],
-                    "summary": f"{department}{date}{period}的号源已满，请选择其他日期或时段。",
+                    "summary": f"{department}{date}{period}的号源已满，{kept}"
+                    "请选择其他日期或时段。",
                 }
             self._booked[key] = self._booked.get(key, 0) + 1
             place = taken + 1
-        number = f"{code}-{date.replace('-', '')}-{PERIOD_CODES[period]}-{place:03d}"
-        return {
+            number = f"{code}-{date.replace('-', '')}-{PERIOD_CODES[period]}-{place:03d}"
+            self._numbers[number] = key
+            freed = self._numbers.pop(old, None) if old else None
+            if freed is not None:  # the moved booking's place is free again
+                self._booked[freed] -= 1
+        made: dict[str, Any] = {
             "status": "booked",
             "results": [
                 {
@@ -116,6 +126,16 @@ class AppointmentBook:
                     "queue_no": place,
                 }
             ],
+        }
+        if old:
+            return {
+                **made,
+                "replaced": old,
+                "summary": f"已为您改约：{department}{date}{period}的门诊，新预约号{number}，"
+                f"就诊序号第{place}号；原预约{old}已取消。请按时到院取号。",
+            }
+        return {
+            **made,
             "summary": f"已为您预约{department}{date}{period}的门诊，预约号{number}，"
             f"就诊序号第{place}号，请按时到院取号。",
         }

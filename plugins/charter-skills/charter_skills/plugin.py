@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from charter.extensions import Skill
 from charter.hookspecs import hookimpl
+from charter_skills.compliance import ComplianceCheck
 from charter_skills.ecommerce import (
     CouponCheck,
     LogisticsTrack,
@@ -32,6 +33,7 @@ def make_skills() -> tuple[Skill, ...]:
         AccountBalance(),
         QuarterlyReport(),
         Transfer(),
+        ComplianceCheck(),
         InvoiceIssue(),
         OrderLookup(),
         LogisticsTrack(),

@@ -101,11 +101,11 @@ memory key: 256 random bits from os.urandom, made for this run and never stored 
 the packs are strict: their replies are composed from templates and the model is not asked; in assisted mode it answers what no template covers, and its drafts are checked
 a base model's text varies: each ↳ note says what actually happened
 
-== finance · user alice · the pack's strict mode · 6 turns, 1 session ==
+== finance · user alice · the pack's strict mode · 7 turns, 1 session ==
 s1 > 查一下尾号1234的余额，然后给张三转账5000元
   [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
          请确认：从尾号1234的卡向张三转账¥5,000.00（伍仟元整）？确认请回复“是”，不办理请回复“否”。
-  ↳ templates account_balance.result#2 + transfer.confirmation_asked#3 (no generation) · one reply for 2 goals: account-query + transfer · transfer waits for 是 before anything is done · account-query completed · 0.0s
+  ↳ templates account_balance.result#2 + transfer.confirmation_asked#3 (no generation) · transfer inherits card_tail = 1234 from the goals above it · one reply for 2 goals: account-query + transfer · transfer waits for 是 before anything is done · stages: transfer.compliance compliant · account-query completed · 0.0s
 s1 > 不对，金额改成3000元
   [ask] 收到，已把转账金额改成¥3,000.00（叁仟元整）。
         请确认：从尾号1234的卡向张三转账¥3,000.00（叁仟元整）？确认请回复“是”，不办理请回复“否”。
@@ -120,10 +120,13 @@ s1 > 是的
   ↳ templates transfer.already_done + transfer.summary (no generation) · a yes again: transfer replayed from its ledger, not executed again · 0.0s
 s1 > 再给王五转账800元
   [ask] 请确认：向王五转账¥800.00（捌佰元整）？确认请回复“是”，不办理请回复“否”。
-  ↳ templates transfer.confirmation_asked#4 (no generation) · transfer waits for 是 before anything is done · 0.0s
+  ↳ templates transfer.confirmation_asked#4 (no generation) · transfer waits for 是 before anything is done · stages: transfer.compliance compliant · 0.0s
 s1 > 否
   [pass] 好的，向王五的这笔转账不办理了，资金不会转出。
   ↳ templates transfer.confirmation_declined (no generation) · cancellation acknowledged: transfer · 0.0s
+s1 > 给钱多多转账1000元
+  [pass] 向钱多多的转账未通过监管合规检查：收款账户在涉诈风险名单上（监管条款AML-07），不能在线办理，请携带本人身份证件到银行柜台办理。
+  ↳ templates compliance_check.summary (no generation) · stages: transfer.compliance non_compliant · transfer aborted · 0.0s
 
 == finance · user erin · the pack's strict mode · 4 turns, 2 sessions ==
 s1 > 查一下尾号1234的余额
@@ -141,7 +144,7 @@ s2 > 帮我转人工
   [escalate] 好的，已为您转接人工客服，请稍候。（工单号 T-000001）
   ↳ templates pack.handed_off#1 (no generation) · the user asked for a person → ticket T-000001 · 0.0s
 
-== ecommerce · user bob · the pack's strict mode · 6 turns, 2 sessions ==
+== ecommerce · user bob · the pack's strict mode · 9 turns, 2 sessions ==
 s1 > 帮我查一下订单DD202405010001
   [pass] 订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
   ↳ templates order_lookup.summary (no generation) · order-query completed · 0.0s
@@ -157,31 +160,49 @@ s1 > SAVE20这张优惠券还能用吗
   [pass] 按刚才查到的价格169.00元计算。
          优惠券SAVE20可以使用，本单优惠20.00元，优惠后应付149.00元，券有效期至2024-06-30。
   ↳ templates pack.slot_carried#3 + coupon_check.summary (no generation) · coupon-check.order_amount = 169.00 carried from the session · coupon-check completed · 0.0s
+s1 > 帮我查一下订单DD202405070007
+  [pass] 订单DD202405070007当前状态为已签收，商品：连帽外套（L码）×1，实付259.00元（券码USED30抵扣30.00元）。
+  ↳ templates order_lookup.summary (no generation) · order-query completed · 0.0s
+s1 > 我要换货，换成XL码
+  [ask] 请确认：为订单DD202405070007申请换货，换成XL码？确认请回复“是”，不办理请回复“否”。
+  ↳ templates return-exchange.confirmation_asked#2 (no generation) · return-exchange inherits order_id = DD202405070007, order_coupon = USED30 from the goals above it · return-exchange waits for 是 before anything is done · 0.0s
+s1 > 是
+  [pass] 好的，已确认。
+         已为订单DD202405070007提交换货申请（换成XL码），售后申请号SH-20240508-0001。审核通过后请按页面提示寄回商品，商家收到后将为您发出新商品。换货商品沿用原订单的券码USED30，不会重复核销。
+  ↳ templates return-exchange.confirmation_accepted + return_request.summary (no generation) · confirmed: return-exchange goes ahead · return_request executed once, keyed by the goal's id · return-exchange completed · 0.0s
 s1 > 订单怎么取消？
   [pass] 未发货的订单可在“我的订单”中直接取消，款项会原路退回；已发货的订单请在签收后申请退货。
   ↳ templates faq.cancel-order (no generation) · FAQ faq.cancel-order answered directly (no goal, no model) · 0.0s
 -- new session s2: the same user bob; goals stay in session s1, memory carries over
 s2 > 我那个订单现在什么状态
-  [pass] 按您上次查询的订单DD202405010001为您查询。
-         订单DD202405010001当前状态为已发货，商品：无线蓝牙耳机×2，实付398.00元。
-  ↳ templates pack.slot_carried#1 + order_lookup.summary (no generation) · order-query.order_id = DD202405010001 carried from memory · order-query completed · memory from session s1: order_id：DD202405010001 (ladder: entity) · 0.0s
+  [pass] 按您上次查询的订单DD202405070007为您查询。
+         订单DD202405070007当前状态为已签收，商品：连帽外套（L码）×1，实付259.00元（券码USED30抵扣30.00元）。
+  ↳ templates pack.slot_carried#1 + order_lookup.summary (no generation) · order-query.order_id = DD202405070007 carried from memory · order-query completed · memory from session s1: order_id：DD202405070007 (ladder: entity) · 0.0s
 
-== medical · user carol · the pack's strict mode · 5 turns, 1 session ==
+== medical · user carol · the pack's strict mode · 7 turns, 1 session ==
 s1 > 头疼三天了
   [pass] 建议您挂神经内科：头痛、头晕、麻木等症状通常先由神经内科评估。以上仅为分诊建议，不是诊断，具体请以医生面诊为准；如症状持续或加重，请及时就医。
-  ↳ templates department_recommend.result#2 (no generation) · symptom completed · 0.0s
+  ↳ templates department_recommend.result#2 (no generation) · stages: symptom.intake completed, symptom.triage completed · symptom completed · 0.0s
 s1 > 帮我挂这个科明天上午的号
   [ask] 科室沿用刚才的神经内科，如需更换请直接告诉我。
         请确认挂号信息：神经内科，就诊时间2025-07-01上午。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
-  ↳ templates registration.slot_carried + registration.confirmation_asked#2 (no generation) · registration.department = 神经内科 carried from the session · registration waits for 是 before anything is done · 0.0s
+  ↳ templates registration.slot_carried + registration.confirmation_asked#3 (no generation) · registration.department = 神经内科 carried from the session · registration waits for 是 before anything is done · 0.0s
 s1 > 不对，时间改到后天下午
   [ask] 好的，就诊时间已改为2025-07-02下午。
         请确认挂号信息：神经内科，就诊时间2025-07-02下午。信息无误请回复“是”，需要修改请直接告诉我，不预约请回复“否”。
-  ↳ templates registration.slot_corrected#1 + registration.confirmation_asked#2 (no generation) · correction acknowledged: registration.date 2025-07-01T06:00/2025-07-01T12:00 → 2025-07-02T12:00/2025-07-02T18:00 · registration waits for 是 before anything is done · 0.0s
+  ↳ templates registration.slot_corrected#1 + registration.confirmation_asked#3 (no generation) · correction acknowledged: registration.date 2025-07-01T06:00/2025-07-01T12:00 → 2025-07-02T12:00/2025-07-02T18:00 · registration waits for 是 before anything is done · 0.0s
 s1 > 是
   [pass] 好的，这就为您预约。
          已为您预约神经内科2025-07-02下午的门诊，预约号SJ-20250702-PM-006，就诊序号第6号，请按时到院取号。
-  ↳ templates registration.confirmation_accepted + appointment_book.summary (no generation) · confirmed: registration goes ahead · appointment_book executed once, keyed by the goal's id · registration completed · 0.0s
+  ↳ templates registration.confirmation_accepted + appointment_book.summary (no generation) · confirmed: registration goes ahead · appointment_book executed once, keyed by the goal's id · stages: symptom.referral completed · registration completed · 0.0s
+s1 > 改到周四上午
+  [ask] 好的，就诊时间已改为2025-07-03上午。
+        请确认改约：原预约SJ-20250702-PM-006改为神经内科，就诊时间2025-07-03上午，新的号约上后原预约自动取消。信息无误请回复“是”，需要修改请直接告诉我，不改约请回复“否”。
+  ↳ templates registration.slot_corrected#1 + registration.confirmation_asked#1 (no generation) · a done registration corrected: a move of it (booking_no SJ-20250702-PM-006 carried) · correction acknowledged: registration.date changed · registration waits for 是 before anything is done · 0.0s
+s1 > 是
+  [pass] 好的，这就为您预约。
+         已为您改约：神经内科2025-07-03上午的门诊，新预约号SJ-20250703-AM-013，就诊序号第13号；原预约SJ-20250702-PM-006已取消。请按时到院取号。
+  ↳ templates registration.confirmation_accepted + appointment_book.summary (no generation) · confirmed: registration goes ahead · appointment_book executed once, keyed by the goal's id · registration moved: the earlier one's goal ends (outcome moved) · registration completed · 0.0s
 s1 > 预约后怎么取消？
   [pass] 就诊前一天18:00前可在“我的预约”中取消，号源会自动释放；当天取消或爽约三次以上，30天内将无法在线预约。
   ↳ templates faq.cancel-booking (no generation) · FAQ faq.cancel-booking answered directly (no goal, no model) · 0.0s
@@ -196,14 +217,14 @@ s1 > 尾号1234的余额还有多少
   [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
   ↳ templates account_balance.result#2 (assisted, but templates cover it: the model is not asked) · account-query completed · 0.0s
 
-conversation              turns  one reply  confirm  once  correct  cancel  carry  faq  hand-off    fallback  memory  model       completed                                 time
-------------------------  -----  ---------  -------  ----  -------  ------  -----  ---  ----------  --------  ------  ----------  ----------------------------------------  ----
-finance transfer          6      ✓          ✓        ✓     ✓        ✓       –      –    –           –         –       –           ✓ account-query, transfer                 0s
-finance follow-ups        4      –          –        –     –        –       ✓      –    ✓ T-000001  –         ✓       –           ✓ account-query                           0s
-ecommerce order & coupon  6      –          –        –     –        –       ✓      ✓    –           ✓ call    ✓       –           ✓ order-query, price-query, coupon-check  0s
-medical triage → booking  5      –          ✓        ✓     ✓        –       ✓      ✓    –           –         –       –           ✓ symptom, registration                   0s
-finance (assisted)        2      –          –        –     –        –       –      –    –           –         –       ✓ accepted  ✓ account-query                           0s
-all                       23     ✓          ✓        ✓     ✓        ✓       ✓      ✓    ✓ T-000001  ✓ call    ✓       ✓ accepted  ✓ 5 of 5 conversations                    0s
+conversation                        turns  one reply  confirm  once  correct  cancel  carry  faq  hand-off    fallback  memory  model       stage  move  completed                                                  time
+----------------------------------  -----  ---------  -------  ----  -------  ------  -----  ---  ----------  --------  ------  ----------  -----  ----  ---------------------------------------------------------  ----
+finance transfer                    7      ✓          ✓        ✓     ✓        ✓       ✓      –    –           –         –       –           ✓      –     ✓ account-query, transfer                                  0s
+finance follow-ups                  4      –          –        –     –        –       ✓      –    ✓ T-000001  –         ✓       –           –      –     ✓ account-query                                            0s
+ecommerce order, coupon & exchange  9      –          ✓        ✓     –        –       ✓      ✓    –           ✓ call    ✓       –           –      –     ✓ order-query, price-query, coupon-check, return-exchange  0s
+medical triage → booking → move     7      –          ✓        ✓     ✓        –       ✓      ✓    –           –         –       –           ✓      ✓     ✓ symptom, registration                                    0s
+finance (assisted)                  2      –          –        –     –        –       –      –    –           –         –       ✓ accepted  –      –     ✓ account-query                                            0s
+all                                 29     ✓          ✓        ✓     ✓        ✓       ✓      ✓    ✓ T-000001  ✓ call    ✓       ✓ accepted  ✓      ✓     ✓ 5 of 5 conversations                                     0s
 total wall time 0.0s
 """
 
@@ -227,10 +248,10 @@ s1 > 尾号1234的余额还有多少
   [pass] 尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。
   ↳ templates account_balance.result#2 (assisted, but templates cover it: the model is not asked) · account-query completed · 0.0s
 
-conversation        turns  one reply  confirm  once  correct  cancel  carry  faq  hand-off  fallback  memory  model      completed               time
-------------------  -----  ---------  -------  ----  -------  ------  -----  ---  --------  --------  ------  ---------  ----------------------  ----
-finance (assisted)  2      –          –        –     –        –       –      –    –         –         –       ✓ refused  ✓ account-query         0s
-all                 2      –          –        –     –        –       –      –    –         –         –       ✓ refused  ✓ 1 of 1 conversations  0s
+conversation        turns  one reply  confirm  once  correct  cancel  carry  faq  hand-off  fallback  memory  model      stage  move  completed               time
+------------------  -----  ---------  -------  ----  -------  ------  -----  ---  --------  --------  ------  ---------  -----  ----  ----------------------  ----
+finance (assisted)  2      –          –        –     –        –       –      –    –         –         –       ✓ refused  –      –     ✓ account-query         0s
+all                 2      –          –        –     –        –       –      –    –         –         –       ✓ refused  –      –     ✓ 1 of 1 conversations  0s
 total wall time 0.0s
 """
 
@@ -310,8 +331,10 @@ def test_every_feature_fires_with_the_scripted_model(registry: Registry) -> None
     result, _ = run_scripted(registry)
     assert result.seen == {
         "finance transfer": {
+            "carry": "transfer inherited",
             "several": "account-query + transfer",
             "confirm": "transfer",
+            "stage": "transfer.compliance compliant",
             "done": "account-query, transfer",
             "correct": "amount: 5000 → 3000",
             "once": "transfer",
@@ -323,29 +346,33 @@ def test_every_feature_fires_with_the_scripted_model(registry: Registry) -> None
             "memory": "carry",
             "handoff": "T-000001",
         },
-        "ecommerce order & coupon": {
-            "done": "order-query, price-query, coupon-check",
+        "ecommerce order, coupon & exchange": {
+            "done": "order-query, price-query, coupon-check, return-exchange",
             "carry": "logistics.order_id",
             "fallback": "call",
+            "confirm": "return-exchange",
+            "once": "return_request",
             "faq": "faq.cancel-order",
             "memory": "carry",
         },
-        "medical triage → booking": {
+        "medical triage → booking → move": {
+            "stage": "symptom.intake completed",
             "done": "symptom, registration",
             "carry": "registration.department",
             "confirm": "registration",
             "correct": "date: 2025-07-01T06:00/2025-07-01T12:00 → 2025-07-02T12:00/2025-07-02T18:00",
             "once": "appointment_book",
+            "move": "registration",
             "faq": "faq.cancel-booking",
         },
         "finance (assisted)": {"model": "accepted", "done": "account-query"},
     }
     assert set().union(*result.seen.values()) == set(FEATURES)
     assert result.turns == {
-        "finance transfer": 6,
+        "finance transfer": 7,
         "finance follow-ups": 4,
-        "ecommerce order & coupon": 6,
-        "medical triage → booking": 5,
+        "ecommerce order, coupon & exchange": 9,
+        "medical triage → booking → move": 7,
         "finance (assisted)": 2,
     }
 
@@ -404,7 +431,7 @@ def test_keep_keeps_the_database(registry: Registry, tmp_path: Path) -> None:
         traces = conn.execute("select count(*) from trace").fetchone()[0]
     finally:
         conn.close()
-    assert (tickets, traces) == (["T-000001"], 23)
+    assert (tickets, traces) == (["T-000001"], 29)
 
     # a second run would mix its conversations with the kept ones: refused
     again, out = run_scripted(registry, keep=keep)
@@ -507,8 +534,8 @@ def test_the_terminal_renderer(registry: Registry, recording: Console) -> None:
     assert "draft 1 refused (model-text/grounded, price-format, amount-upper-and-lower)" in text
     assert "\x1b[" in recording.export_text(styles=True)  # coloured
     assert busy[0] == "compiling the finance pack…"
-    assert busy[1] == "finance · turn 1/6: the agent is answering…"
-    assert len(busy) == 5 + 23  # a conversation each, a turn each
+    assert busy[1] == "finance · turn 1/7: the agent is answering…"
+    assert len(busy) == 5 + 29  # a conversation each, a turn each
 
 
 # ---- the real model ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """docs/goals.md's skill-binding fragments are the shipped packs': each ``yaml`` block whose first
 line names a pack's goals.yaml (``# domains/<pack>/goals.yaml: …``) lists intents cut down to
 some of their keys, and each key shown is the pack's own (a slot by its name); the packs they
-come from validate and their tests — planner, skill and conversation tests — pass."""
+come from validate and their tests — planner, skill and conversation tests — pass (the
+stages and moves of §1 among them)."""
 
 from __future__ import annotations
 
@@ -35,10 +36,13 @@ FRAGMENTS = fragments()
 def test_the_page_shows_bindings_of_two_packs() -> None:
     assert sorted(path for path, _ in FRAGMENTS) == [
         "domains/ecommerce/goals.yaml",
+        "domains/finance/goals.yaml",
         "domains/medical/goals.yaml",
     ]
     keys = {k for _, intents in FRAGMENTS for i in intents for k in i.get("skill", {})}
-    assert {"keep", "done"} <= keys
+    assert {"keep", "done", "moves"} <= keys
+    staged = {s["id"] for _, intents in FRAGMENTS for i in intents for s in i.get("stages", [])}
+    assert {"intake", "triage", "referral", "compliance"} <= staged
 
 
 @pytest.mark.parametrize(("path", "intents"), FRAGMENTS, ids=[p for p, _ in FRAGMENTS])

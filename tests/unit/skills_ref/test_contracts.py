@@ -27,6 +27,7 @@ PACKS = ("finance", "ecommerce", "medical")
 SKILLS = {
     "finance": [
         "account_balance",
+        "compliance_check",
         "invoice_issue",
         "policy_search",
         "quarterly_report",
@@ -44,6 +45,9 @@ SKILLS = {
 # the executing skills (effect: execute) whose protocols never answer in the skill's place: a
 # failure is told as not done (error, breaker open) or as unknown (timeout, a broken result)
 NEVER_STAND_IN = ("invoice_issue", "return_request", "transfer")
+# the checks an action's stage runs before its confirmation (a query): no FAQ in their place
+# either, every failure is told as the action not done yet (it waits, unchecked)
+STAGE_CHECKS = ("compliance_check",)
 # the status of an executing skill's result when it did what it was asked
 DONE = {
     "transfer": "done",
@@ -151,11 +155,21 @@ def test_every_contract_tests_valid_invalid_output_and_fallback_cases(name: str)
         assert any(s == "invalid" for s, _, _ in kinds), c.name
         assert {"empty_claim", "bad_output"} <= {i for _, i, _ in kinds}, c.name
         assert any(a == "handoff_human" for _, _, a in kinds), c.name
-        if c.name in NEVER_STAND_IN:  # every way a call can fail, answered by a template
+        if c.name in (*NEVER_STAND_IN, *STAGE_CHECKS):  # every failure told by a template
             injected = {i for s, i, a in kinds if s == "failed" and a == "template"}
             assert injected >= {"error", "timeout", "breaker_open", "empty_claim", "bad_output"}
         else:
             assert any(a == "degrade_to_faq" for _, _, a in kinds), c.name
+
+
+@pytest.mark.parametrize("skill", STAGE_CHECKS)
+def test_a_stage_check_failing_says_the_action_is_not_done(skill: str) -> None:
+    pack = next(p for p in PACKS if skill in SKILLS[p])
+    contract = spec(pack).contract(skill)
+    assert contract is not None and not contract.executes
+    failed = [c for c in contract.cases if c.status == "failed" and c.action == "template"]
+    assert {c.inject for c in failed} >= {"error", "timeout", "breaker_open", "bad_output"}
+    assert all("还没有办理" in (c.message or "") for c in failed)
 
 
 def test_the_skills_that_change_something_are_declared_so() -> None:

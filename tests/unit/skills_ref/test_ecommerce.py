@@ -33,6 +33,11 @@ def test_order_lookup_returns_status_items_and_amount() -> None:
             "订单DD202405030002当前状态为已签收，商品：智能手表×1，实付1,299.00元。",
         ),
         ("DD202405060004", "订单DD202405060004当前状态为已取消，商品：保温杯×1，实付89.90元。"),
+        (  # paid with a coupon: the amount paid, and the coupon's code and discount
+            "DD202404280008",
+            "订单DD202404280008当前状态为已签收，商品：保温杯×1，"
+            "实付79.90元（券码SPRING10抵扣10.00元）。",
+        ),
         ("DD209912310000", "没有查到订单DD209912310000，请核对订单号后再试。"),
     ],
 )

@@ -1,7 +1,9 @@
 """The ecommerce executing skill ``return_request`` called directly on fresh instances: the
 requests it accepts with every field, the refusals with their codes and exact words, the 7-day
 window counted from the data's dates (never the wall clock), the kinds the ecommerce pack's
-return-exchange intent can give, and the numbering."""
+return-exchange intent can give, the numbering, and the coupon an order was paid with: redeemed
+once (an exchange ships under it again, a return refunds what was paid and gives it back while
+it is valid), checked against the order's record when the goal passes it on."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from typing import Any
 import pytest
 import yaml
 
-from charter_skills._data import load
-from charter_skills.ecommerce import RETURN_KINDS, OrderLookup, ReturnRequest
+from charter_skills._data import load, money
+from charter_skills.ecommerce import RETURN_KINDS, OrderLookup, ReturnRequest, _discount
 
 ROOT = Path(__file__).resolve().parents[3]
 ECOMMERCE = ROOT / "domains" / "ecommerce"
@@ -188,3 +190,173 @@ def test_the_new_orders_are_found_by_order_lookup() -> None:
     )
     delivered = [o for o in load("orders")["orders"] if o["status"] == "已签收"]
     assert all("delivered_at" in o for o in delivered)
+
+
+AFTER = "审核通过后请按页面提示寄回商品，"
+
+
+@pytest.mark.parametrize(
+    ("args", "result"),
+    [
+        (
+            {"order_id": "DD202405070007", "kind": "换货", "size": "XL码", "coupon_code": "USED30"},
+            {
+                "status": "accepted",
+                "request_no": "SH-20240508-0001",
+                "order_id": "DD202405070007",
+                "kind": "换货",
+                "size": "XL码",
+                "coupon_code": "USED30",
+                "coupon_discount": "30.00",
+                "coupon_handling": "reused",
+                "summary": "已为订单DD202405070007提交换货申请（换成XL码），售后申请号"
+                f"SH-20240508-0001。{AFTER}商家收到后将为您发出新商品。"
+                "换货商品沿用原订单的券码USED30，不会重复核销。",
+            },
+        ),
+        (
+            {"order_id": "DD202405070007", "kind": "退货", "coupon_code": "used30"},
+            {
+                "status": "accepted",
+                "request_no": "SH-20240508-0001",
+                "order_id": "DD202405070007",
+                "kind": "退货",
+                "refund": "259.00",
+                "coupon_code": "USED30",
+                "coupon_discount": "30.00",
+                "coupon_handling": "returned",
+                "summary": "已为订单DD202405070007提交退货申请，售后申请号SH-20240508-0001。"
+                f"{AFTER}退款259.00元将在商家收到退货后原路退回（按实付金额退款，"
+                "券码USED30抵扣的30.00元不退现金）。优惠券USED30将在退款完成后退回您的账户，"
+                "有效期至2024-12-31。",
+            },
+        ),
+        (
+            # the coupon expired after the order was paid: it is not given back
+            {"order_id": "DD202404280008", "kind": "退货", "coupon_code": "SPRING10"},
+            {
+                "status": "accepted",
+                "request_no": "SH-20240508-0001",
+                "order_id": "DD202404280008",
+                "kind": "退货",
+                "refund": "79.90",
+                "coupon_code": "SPRING10",
+                "coupon_discount": "10.00",
+                "coupon_handling": "forfeited",
+                "summary": "已为订单DD202404280008提交退货申请，售后申请号SH-20240508-0001。"
+                f"{AFTER}退款79.90元将在商家收到退货后原路退回（按实付金额退款，"
+                "券码SPRING10抵扣的10.00元不退现金）。优惠券SPRING10已于2024-04-30过期，不予退回。",
+            },
+        ),
+        (
+            # a code carried over from another order is not applied to this one
+            {"order_id": "DD202405040006", "kind": "换货", "coupon_code": "USED30"},
+            {
+                "status": "accepted",
+                "request_no": "SH-20240508-0001",
+                "order_id": "DD202405040006",
+                "kind": "换货",
+                "coupon_not_used": "USED30",
+                "summary": "已为订单DD202405040006提交换货申请，售后申请号SH-20240508-0001。"
+                f"{AFTER}商家收到后将为您发出新商品。"
+                "订单DD202405040006支付时没有使用券码USED30，本次售后不涉及这张券。",
+            },
+        ),
+    ],
+)
+def test_the_coupon_of_an_order_is_redeemed_once(
+    args: dict[str, Any], result: dict[str, Any]
+) -> None:
+    assert ReturnRequest()(args) == result
+
+
+def test_the_order_s_record_says_which_coupon() -> None:
+    """Without a code (no lookup came before) the record's coupon is handled all the same; a
+    code the order was not paid with is said, and the record's coupon still handled."""
+    bare = ReturnRequest()({"order_id": "DD202405070007", "kind": "换货"})
+    given = ReturnRequest()({"order_id": "DD202405070007", "kind": "换货", "coupon_code": "USED30"})
+    assert bare == given
+    other = ReturnRequest()({"order_id": "DD202405070007", "kind": "换货", "coupon_code": "SAVE20"})
+    assert (other["coupon_not_used"], other["coupon_code"]) == ("SAVE20", "USED30")
+    assert other["summary"].endswith(
+        "订单DD202405070007支付时没有使用券码SAVE20，本次售后不涉及这张券。"
+        "换货商品沿用原订单的券码USED30，不会重复核销。"
+    )
+
+
+def test_an_order_without_a_coupon_says_nothing_of_coupons() -> None:
+    for kind in ("退货", "换货"):
+        out = ReturnRequest()({"order_id": "DD202405030002", "kind": kind})
+        assert not [k for k in out if k.startswith("coupon")]
+        assert "券" not in out["summary"]
+
+
+def test_a_refused_request_handles_no_coupon() -> None:
+    out = ReturnRequest(today="2024-05-15")(
+        {"order_id": "DD202405070007", "kind": "退货", "coupon_code": "USED30"}
+    )
+    assert out["status"] == "rejected" and out["code"] == "expired"
+    assert not [k for k in out if k.startswith("coupon")]
+
+
+def test_a_coupon_is_given_back_while_it_is_valid() -> None:
+    """The coupon's validity is counted on "today" too: DD202405070007's USED30 is valid to
+    2024-12-31, so a return within the window gives it back; SPRING10 ended on 2024-04-30."""
+    returned = ReturnRequest(today="2024-05-14")(
+        {"order_id": "DD202405070007", "kind": "退货", "coupon_code": "USED30"}
+    )
+    assert returned["coupon_handling"] == "returned"
+    forfeited = ReturnRequest(today="2024-05-09")({"order_id": "DD202404280008", "kind": "退货"})
+    assert forfeited["coupon_handling"] == "forfeited"
+
+
+def test_the_coupons_of_the_orders_agree_with_coupons_json() -> None:
+    """Each coupon an order was paid with is a coupon of coupons.json, used on that order,
+    valid the day the order was placed, over its threshold, and worth the discount the order
+    records; the amount is what was paid: the items less the discount."""
+    coupons = {c["code"]: c for c in load("coupons")["coupons"]}
+    paid_with = [o for o in load("orders")["orders"] if o.get("coupon")]
+    assert {o["order_id"] for o in paid_with} == {"DD202405070007", "DD202404280008"}
+    for order in paid_with:
+        coupon = coupons[order["coupon"]["code"]]
+        total = sum(money(i["price"]) * i["quantity"] for i in order["items"])
+        assert coupon["used_on"] == order["order_id"]
+        assert order["created_at"] <= coupon["valid_until"]
+        assert total >= money(coupon["min_amount"])
+        assert _discount(coupon, total) == money(order["coupon"]["discount"])
+        assert money(order["amount"]) == total - money(order["coupon"]["discount"])
+    assert {c["used_on"] for c in coupons.values() if "used_on" in c} == {
+        o["order_id"] for o in paid_with
+    }
+
+
+def test_the_coupon_goes_from_the_order_query_to_the_return() -> None:
+    """goals.yaml: order-query keeps the lookup's coupon code as order_coupon, where
+    return-exchange finds it (inherited from its parent, or carried from the session), and
+    passes it to return_request as coupon_code, an argument the contract declares."""
+    goals = yaml.safe_load((ECOMMERCE / "goals.yaml").read_text(encoding="utf-8"))
+    intents = {i["id"]: i for i in goals["intents"]}
+    path = intents["order-query"]["skill"]["keep"]["order_coupon"]
+    result = OrderLookup()({"order_id": "DD202405070007"})
+    value: Any = result
+    for part in path.split("."):
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    assert value == "USED30"
+    returns = intents["return-exchange"]
+    assert "order_coupon" in returns["inherits"]
+    slot = next(s for s in returns["slots"] if s["name"] == "order_coupon")
+    assert slot["carry"] == "session" and not slot.get("required")
+    assert returns["skill"]["args"]["coupon_code"] == "{order_coupon}"
+    contract = yaml.safe_load((ECOMMERCE / "skills" / "return_request.yaml").read_text("utf-8"))
+    assert "coupon_code" in contract["input_schema"]["properties"]
+    assert "coupon_code" not in contract["input_schema"]["required"]
+
+
+def test_order_lookup_says_the_coupon_an_order_was_paid_with() -> None:
+    out = OrderLookup()({"order_id": "DD202405070007"})
+    assert out["results"][0]["coupon"] == {"code": "USED30", "discount": "30.00"}
+    assert out["summary"] == (
+        "订单DD202405070007当前状态为已签收，商品：连帽外套（L码）×1，"
+        "实付259.00元（券码USED30抵扣30.00元）。"
+    )
+    assert "coupon" not in OrderLookup()({"order_id": "DD202405040006"})["results"][0]

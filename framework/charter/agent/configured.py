@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from charter.agent.loop import Agent
-from charter.agent.parts import AgentOptions
+from charter.agent.parts import AgentOptions, Clock, utcnow
 from charter.config import Config
 from charter.extensions import LLM
 from charter.registry import Registry
@@ -68,6 +68,7 @@ def agent_from_config(
     registry: Registry | None = None,
     environ: Mapping[str, str] | None = None,
     narrative: bool = True,
+    clock: Clock | None = None,
 ) -> Agent:
     from charter.plugins import default_host
 
@@ -84,4 +85,5 @@ def agent_from_config(
         registry=reg,
         environ=env,
         options=agent_options(config),
+        clock=clock or utcnow,
     )

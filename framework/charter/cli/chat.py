@@ -1,4 +1,5 @@
-"""``charter chat --user U [--domain D] [--session S] [--trace]``: talk to an agent in a terminal.
+"""``charter chat --user U [--domain D] [--session S] [--trace] [--now ISO]``: talk to an agent in
+a terminal.
 
 The agent is the one the runtime configuration describes (``charter.toml`` or ``[tool.charter]``
 in pyproject.toml, and the environment: ``charter config show`` prints it): its database, its
@@ -8,7 +9,8 @@ its verdict, and with ``--trace`` with the goal tree, the memories used and whic
 found them, the reflection record's three lines, the turn's goal events and the response
 templates the reply was composed from, who answered (templates, or the model and how each of its
 drafts was judged), the skills called and their fallbacks, and the trace id. Lines starting with
-``/`` are commands (``/help`` lists them).
+``/`` are commands (``/help`` lists them). ``--now`` fixes the agent's clock, for a pack whose
+demo data has a calendar of its own (the medical schedule opens 2025-07-01..05).
 
 On a terminal the chat uses rich (a coloured verdict tag, a spinner while the model loads and
 while a turn runs). When stdin is not a terminal the lines are read from it and the output is
@@ -26,6 +28,7 @@ from __future__ import annotations
 import secrets
 import sys
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -72,9 +75,17 @@ def chat(
             "--trace", help="Show goals, memories, reflection, skills and the trace per turn."
         ),
     ] = False,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            metavar="ISO",
+            help="Fix the agent's clock (2025-06-30T10:00+08:00): a pack's demo calendar.",
+        ),
+    ] = None,
 ) -> None:
     """Talk to the configured agent: one turn per line, /help for the chat's commands."""
-    raise typer.Exit(run(user, domain=domain, session=session, show_trace=trace))
+    raise typer.Exit(run(user, domain=domain, session=session, show_trace=trace, now=now))
 
 
 def register(app: typer.Typer) -> None:
@@ -88,10 +99,16 @@ def run(
     session: str | None = None,
     show_trace: bool = False,
     out: Out | None = None,
+    now: str | None = None,
 ) -> int:
     interactive = out is None and sys.stdin.isatty()
     shown: Out = out or (RichOut() if interactive else PlainOut())
-    agent = _start(shown, domain)
+    try:
+        fixed = datetime.fromisoformat(now) if now is not None else None
+    except ValueError:
+        shown.error(f"{PROG}: --now {now!r} is not an ISO 8601 time (2025-06-30T10:00+08:00)")
+        return EXIT_USER
+    agent = _start(shown, domain, None if fixed is None else (lambda: fixed))
     if agent is None:
         return EXIT_USER
     try:
@@ -101,7 +118,9 @@ def run(
         agent.close()
 
 
-def _start(out: Out, domain: str | None) -> Agent | None:
+def _start(
+    out: Out, domain: str | None, clock: Callable[[], datetime] | None = None
+) -> Agent | None:
     """The configured agent, or None after saying why there is none."""
     import sqlalchemy as sa
 
@@ -124,7 +143,7 @@ def _start(out: Out, domain: str | None) -> Agent | None:
     pack = domain or config.agent.domain
     try:
         with out.busy(f"loading {pack} and the {config.model.backend} model…"):
-            return agent_from_config(config, domain=pack, registry=registry)
+            return agent_from_config(config, domain=pack, registry=registry, clock=clock)
     except (ValueError, RuntimeError, OSError, sa.exc.SQLAlchemyError) as exc:
         # a pack that does not resolve or compile, no memory key for a pack that encrypts
         # (MemoryKeyError), a backend that is not installed or cannot load its model

@@ -71,7 +71,10 @@ def goal_lines(goals: Sequence[Mapping[str, Any]]) -> list[str]:
     def walk(parent: str | None, depth: int) -> None:
         for g in children.get(parent, []):
             lead = "  " * (depth - 1) + "└ " if depth else ""
-            lines.append(f"{lead}{g.get('intent')} [{g.get('status')}] {g.get('description')}")
+            # how it ended beyond its status: moved, refused, a stage's own name (compliant)
+            status, outcome = g.get("status"), g.get("outcome")
+            ended = f"{status}: {outcome}" if outcome and outcome != status else status
+            lines.append(f"{lead}{g.get('intent')} [{ended}] {g.get('description')}")
             walk(str(g.get("id")), depth + 1)
 
     walk(None, 0)

@@ -328,6 +328,17 @@ def test_unknown_domain(chat: Chat) -> None:
     )
 
 
+def test_now_fixes_the_clock_for_a_packs_demo_calendar(chat: Chat) -> None:
+    """The medical schedule opens 2025-07-01..05: with --now the day before, 明天 books."""
+    r = chat("帮我挂明天上午皮肤科的号\n是\n", "--now", "2025-06-30T10:00+08:00", domain="medical")
+    assert r.code == 0
+    assert "已为您预约皮肤科2025-07-01上午的门诊，预约号PF-20250701-AM-" in r.out
+    bad = chat("你好\n", "--now", "昨天", domain="medical")
+    assert bad == Run(
+        1, "", "charter chat: --now '昨天' is not an ISO 8601 time (2025-06-30T10:00+08:00)\n"
+    )
+
+
 def test_missing_memory_key(chat: Chat, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CHARTER_MEMORY_KEY")
     r = chat("你好\n")
@@ -397,6 +408,38 @@ def test_goal_tree_and_skill_lines() -> None:
         "└ check [completed] 查",
         "  └ pay [pending] 付",
         "faq [cancelled] 问",
+    ]
+    # how a goal ended beyond its status, when it says more: moved, a stage's own name
+    ended: list[dict[str, str | None]] = [
+        {
+            "id": "a",
+            "intent": "book",
+            "status": "aborted",
+            "outcome": "moved",
+            "parent": None,
+            "description": "约",
+        },
+        {
+            "id": "b",
+            "intent": "book.check",
+            "status": "completed",
+            "outcome": "completed",
+            "parent": "a",
+            "description": "查",
+        },
+        {
+            "id": "c",
+            "intent": "book.rule",
+            "status": "aborted",
+            "outcome": "non_compliant",
+            "parent": "a",
+            "description": "规",
+        },
+    ]
+    assert goal_lines(ended) == [
+        "book [aborted: moved] 约",
+        "└ book.check [completed] 查",
+        "└ book.rule [aborted: non_compliant] 规",
     ]
     failed = {
         "skill": "order_lookup",

@@ -33,7 +33,7 @@ CHECKED = "_checked"  # the arguments a skill stage last judged
 class Advanced:
     calls: list[Called] = field(default_factory=list)  # the stages' results to tell
     blocked: set[str] = field(default_factory=set)  # goals a stage keeps from their own skill
-    # every stage moved this turn, for the trace: {goal, stage, to, skill?, outcome?}
+    # every stage moved this turn, for the trace: {goal, stage, to (its name for it), ok}
     log: list[dict[str, Any]] = field(default_factory=list)
 
 

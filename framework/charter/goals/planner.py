@@ -209,6 +209,8 @@ class Planner:
             and done is not None
             and done.status == "completed"  # not one a skill refused: nothing was done
             and self.confirms(done.intent)
+            # an open question (请问您要转账多少钱？) is what the yes answers, not the done action
+            and not any(g.status == "pending" and g.missing for g in goals)
         ):
             return Plan(mentions=(done.id,), repeated=True)
         if awaiting and answer is False:

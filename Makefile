@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn install clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-load install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,9 @@ bench-skills: $(STAMP)
 
 bench-turn: $(STAMP)
 	$(BIN)/python benchmarks/bench_turn.py
+
+bench-load: $(STAMP)
+	$(BIN)/python benchmarks/bench_load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

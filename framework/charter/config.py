@@ -53,9 +53,9 @@ from pathlib import Path
 from typing import Any
 
 from charter.config_show import masked, masked_options
-from charter.config_specs import mask_url
 from charter.config_toml import read_config_file, redact
 from charter.diagnostics import Diagnostic, Location, error, sort_diagnostics
+from charter.masking import mask_url
 from charter.settings import PluginSettings, load_settings
 
 

@@ -24,16 +24,17 @@ from charter.config import (
     ServeConfig,
     TenantConfig,
 )
-from charter.config_specs import (
-    ENV_LOCATION,
-    SPECS,
-    Kind,
-    env_name,
-    nonempty,
-    url_password,
-)
-from charter.config_toml import SECRET_KEYS, ConfigFile
+from charter.config_specs import ENV_LOCATION, SPECS, Kind, env_name, nonempty
+from charter.config_toml import ConfigFile
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
+from charter.masking import (
+    harmless_header,
+    headers_name,
+    mask_text,
+    secret_name,
+    url_password,
+    url_secrets,
+)
 from charter.settings import PluginSettings, _truthy
 
 # keys that are known but not plain settings: secrets and the tenants array
@@ -167,8 +168,8 @@ class _Builder:
         self, section: str, key: str, value: Any, subject: str, origin: Location | str
     ) -> None:
         spec = SPECS[section][key]
-        if isinstance(value, str) and url_password(value):
-            self.redact.append(url_password(value))
+        hidden = url_secrets(value) if isinstance(value, str) else []
+        self.redact.extend(hidden)
         problem = spec.check(subject, value) if spec.check else None
         if problem is not None:
             code, message, hint = problem
@@ -181,11 +182,12 @@ class _Builder:
             value = float(value)
         self.values[section][key] = value
         self.origins[f"{section}.{key}"] = origin
-        if isinstance(origin, Location) and isinstance(value, str) and url_password(value):
+        if isinstance(origin, Location) and hidden:
+            what = "a password" if url_password(value) else "a secret in its parameters"
             self.diags.append(
                 warning(
                     "CH406",
-                    f"{section}.{key} contains a password",
+                    f"{section}.{key} contains {what}",
                     origin,
                     f"set the whole URL in ${spec.env} instead",
                 )
@@ -193,26 +195,43 @@ class _Builder:
 
     def read_options(self, value: Any, loc: Location) -> None:
         """``[model.options]``: free-form, for the backend to check when it is created; only a
-        secret-named key is a concern here (CH406, like ``model.api_key``)."""
+        secret is a concern here (CH406, like ``model.api_key``): a secret-looking name at any
+        depth, a header value, a URL with a password, a token-shaped value."""
         if not isinstance(value, Mapping):
             self.wrong_type(
                 "model.options", "a table", value, loc, "write [model.options] and the options"
             )
             return
         for key, option in value.items():
-            where = self.loc("model", "options", key)
-            if key in SECRET_KEYS:
-                self.redact.append(str(option))
-                self.diags.append(
-                    warning(
-                        "CH406",
-                        f"model.options.{key} is a secret written in the file",
-                        where,
-                        "pass it from the environment instead (model.api_key_env for the key)",
-                    )
-                )
-            self.origins[f"model.options.{key}"] = where
+            self.origins[f"model.options.{key}"] = self.loc("model", "options", key)
+            self.option_secrets(("model", "options", key), option, header=False)
         self.values["model"]["options"] = dict(value)
+
+    def option_secrets(self, path: tuple[str, ...], value: Any, *, header: bool) -> None:
+        """CH406 for each secret of one option, and its text kept to be masked where quoted."""
+        name = path[-1]
+        if isinstance(value, Mapping):
+            for k, v in value.items():
+                self.option_secrets((*path, str(k)), v, header=headers_name(name))
+            return
+        if isinstance(value, list):
+            for v in value:
+                self.option_secrets(path, v, header=header)
+            return
+        if isinstance(value, bool):
+            return
+        if secret_name(name) or (header and not harmless_header(name)):
+            self.redact.append(str(value))  # masked wherever the file is quoted
+        elif isinstance(value, str):
+            self.redact.extend(url_secrets(value))
+        if secret_name(name):
+            message = f"{'.'.join(path)} is a secret written in the file"
+        elif isinstance(value, str) and mask_text(value) != value:
+            message = f"{'.'.join(path)} contains a secret"
+        else:
+            return  # a header that is not a credential by its name or its shape: no warning
+        hint = "pass it from the environment instead (model.api_key_env for the key)"
+        self.diags.append(warning("CH406", message, self.loc(*path), hint))
 
     def read_tenants(self, value: Any, loc: Location) -> None:
         if not isinstance(value, list):

@@ -1,7 +1,9 @@
 """The effective configuration for people: masked data, and TOML with each value's source.
 
 Nothing here ever holds a secret's value: a secret is ``***`` when set and None (in TOML: a
-comment) when not, and the password of a URL is ``***``.
+comment) when not; URLs and backend options are masked by shape (``charter.masking``): a URL's
+password and secret query parameters, the value of a secret-looking option name at any depth,
+header values, anything token-shaped.
 """
 
 from __future__ import annotations
@@ -13,13 +15,10 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
-from charter.config_specs import mask_url
-from charter.config_toml import SECRET_KEYS
+from charter.masking import MASK, mask_data, mask_url
 
 if TYPE_CHECKING:
     from charter.config import Config, Secret
-
-MASK = "***"
 
 
 def _secret(value: Secret | None) -> str | None:
@@ -27,9 +26,10 @@ def _secret(value: Secret | None) -> str | None:
 
 
 def masked_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """``[model.options]`` with the value of every secret-named key (``api_key``, ``token``...)
-    masked: the options are free-form, so their names are all there is to go by."""
-    return {k: MASK if k in SECRET_KEYS else v for k, v in options.items()}
+    """``[model.options]`` with every secret masked by its shape (``mask_data``): the value
+    of a secret-looking name (``api_key``, ``access_token``, ``api-key``, ``auth``...), every
+    value of a ``headers`` table but a harmless one, URL passwords, tokens. Names are kept."""
+    return {str(k): mask_data(v, str(k)) for k, v in options.items()}
 
 
 def masked(config: Config) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """What each setting of the runtime configuration is: its type, its variable, its check.
 
 A check returns ``(code, message, hint)`` for a value it rejects. Messages name the dotted key
-(or the environment variable) and never contain a secret: a URL's password is masked, and the
-value of an env-name key is not echoed, since a key pasted where its variable's name belongs is
-itself a secret.
+(or the environment variable) and never contain a secret: a value they quote goes through
+``charter.masking.mask_text`` (a URL's password and secret parameters, a keyword DSN's
+``password=``, anything token-shaped), and the value of an env-name key is not echoed at all,
+since a key pasted where its variable's name belongs is itself a secret.
 """
 
 from __future__ import annotations
@@ -15,26 +16,17 @@ from typing import Any, Literal
 
 from charter.compile.response_spec import MODES
 from charter.diagnostics import Location
+from charter.masking import mask_text
 
 Problem = tuple[str, str, str]  # code, message, hint
 Check = Callable[[str, Any], Problem | None]
 Kind = Literal["str", "int", "number", "bool"]
 ENV_LOCATION = Location("<environment>")
-_USERINFO = re.compile(r"([^:/?#]+://)([^@/?#]*):([^@/?#]*)@")
-
-
-def mask_url(url: str) -> str:
-    """The URL with the password of its user info replaced by ``***``."""
-    m = _USERINFO.match(url)
-    return f"{m[1]}{m[2]}:***@{url[m.end() :]}" if m and m[3] else url
-
-
-def url_password(url: str) -> str:
-    m = _USERINFO.match(url)
-    return m[3] if m else ""
 
 
 def _show(value: str) -> str:
+    # masked before it is shortened: a cut must not leave half a secret unrecognised
+    value = mask_text(value)
     return f"'{value}'" if len(value) <= 60 else f"'{value[:59]}…'"
 
 
@@ -45,7 +37,7 @@ _DB_HINT = "write sqlite:///charter.db for a SQLite file here, or postgresql://u
 def _db_url(subject: str, value: str) -> Problem | None:
     m = _DB_URL.match(value)
     if m is None:
-        return "CH404", f"{subject} is not a database URL: {_show(mask_url(value))}", _DB_HINT
+        return "CH404", f"{subject} is not a database URL: {_show(value)}", _DB_HINT
     dialect = m[1].lower()
     if dialect == "postgres":
         return "CH404", f"{subject} uses the scheme 'postgres://'", "write postgresql://"
@@ -55,6 +47,15 @@ def _db_url(subject: str, value: str) -> Problem | None:
             f"{subject} names an unsupported database '{dialect}'",
             "Charter keeps its state in SQLite (sqlite:///file.db) or PostgreSQL "
             "(postgresql://user@host/dbname)",
+        )
+    authority = m[2].split("/", 1)[0]
+    if authority.count("@") > 1:
+        # SQLAlchemy splits at the first @: it would connect to a host named after the rest
+        # of the password, and print that part of it in its error
+        return (
+            "CH404",
+            f"{subject} has an @ in its user name or password: {_show(value)}",
+            "percent-encode it: write p%40ss for the password p@ss",
         )
     if dialect == "sqlite" and m[2] and not m[2].startswith("/"):
         return (
@@ -70,7 +71,7 @@ def _http_url(subject: str, value: str) -> Problem | None:
     if value and not re.match(r"https?://[^/\s]+", value):
         return (
             "CH404",
-            f"{subject} is not an http(s) URL: {_show(mask_url(value))}",
+            f"{subject} is not an http(s) URL: {_show(value)}",
             "write the server's base URL, such as http://127.0.0.1:8080/v1",
         )
     return None
@@ -122,6 +123,9 @@ def _between(low: float, high: float | None, code: str = "CH403") -> Check:
     return check
 
 
+MAX_TOKENS = 4096  # model.max_tokens at most (docs/runtime.md, Bounded cost)
+
+
 @dataclass(frozen=True)
 class Spec:
     kind: Kind
@@ -141,7 +145,8 @@ SPECS: dict[str, dict[str, Spec]] = {
         "path": Spec("str", "CHARTER_MODEL_PATH"),
         "base_url": Spec("str", "CHARTER_MODEL_URL", _http_url),
         "api_key_env": Spec("str", None, env_name),
-        "max_tokens": Spec("int", None, _between(1, None)),
+        # a reply is a few hundred tokens: a bound keeps one turn's generation cost bounded
+        "max_tokens": Spec("int", None, _between(1, MAX_TOKENS)),
         "temperature": Spec("number", None, _between(0, 2)),
         "n_ctx": Spec("int", None, _between(1, None)),
     },

@@ -3,7 +3,9 @@
 ``tomllib`` keeps no positions, so a small line scan of the TOML text finds the line and column
 of every table header and ``key =``; a diagnostic then points at the key it concerns (a key
 inside an inline table or a multi-line array points at the nearest enclosing key instead).
-The scan also redacts secrets from the text a renderer shows under a diagnostic.
+The scan also redacts secrets from the text a renderer shows under a diagnostic, by their
+shape (``charter.masking``): the value of a secret-looking key, every header value under a
+``headers`` table but a harmless one, URL passwords and secret parameters, tokens.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from charter.diagnostics import Diagnostic, Location, error
+from charter.masking import MASK, harmless_header, headers_name, mask_text, secret_name
 
 KeyPath = tuple[str | int, ...]
 
@@ -25,8 +28,8 @@ _DOTTED = rf"{_KEY}(?:[ \t]*\.[ \t]*{_KEY})*"
 _HEADER = re.compile(rf"[ \t]*(\[\[?)[ \t]*({_DOTTED})[ \t]*\]")
 _ASSIGN = re.compile(rf"[ \t]*({_DOTTED})[ \t]*=")
 _STRINGS = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:[^"\\]|\\.)*"|\'[^\']*\'')
-# keys whose value is a secret wherever they appear: masked in any text shown to a user
-SECRET_KEYS = frozenset({"token", "api_key", "key", "password"})
+# ``name = "value"`` inside an inline table (``headers = { X-Api-Key = "..." }``)
+_INLINE_PAIR = re.compile(rf"({_KEY})([ \t]*=[ \t]*)(\"(?:[^\"\\]|\\.)*\"|'[^']*')")
 
 
 @dataclass(frozen=True)
@@ -116,17 +119,36 @@ def key_positions(text: str) -> dict[KeyPath, tuple[int, int, int]]:
     return positions
 
 
+def _mask_inline_headers(rest: str) -> str:
+    def one(m: re.Match[str]) -> str:
+        parts = _parts(m[1])
+        if parts and harmless_header(parts[-1]):
+            return m[0]
+        return f"{m[1]}{m[2]}{m[3][0]}{MASK}{m[3][0]}"
+
+    return _INLINE_PAIR.sub(one, rest)
+
+
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
-    """The text with every known secret value, and the value of every secret-named key,
-    replaced by ``***``: what may be shown under a diagnostic."""
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, "***")
+    """The text with every known secret value, and every secret by its shape, replaced by
+    ``***``: what may be shown under a diagnostic. The text need not be valid TOML."""
+    text = mask_text(text, secrets) if secrets else text
     lines = []
+    in_headers = False
     for line in text.splitlines():
+        header = _HEADER.match(line)
+        if header:
+            parts = _parts(header[2])
+            in_headers = bool(parts) and headers_name(parts[-1])
         m = _ASSIGN.match(line)
-        if m and _parts(m[1])[-1:] and _parts(m[1])[-1] in SECRET_KEYS:
-            line = line[: m.end()] + ' "***"'
-        lines.append(line)
+        if m and not header and (parts := _parts(m[1])):
+            name, rest = parts[-1], line[m.end() :]
+            header_value = in_headers or (len(parts) > 1 and headers_name(parts[-2]))
+            if secret_name(name) or (header_value and not harmless_header(name)):
+                line = line[: m.end()] + f' "{MASK}"'
+            elif headers_name(name):
+                line = line[: m.end()] + _mask_inline_headers(rest)
+        lines.append(mask_text(line))
     return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
 
 

@@ -71,6 +71,11 @@ CODES: Mapping[str, str] = {
     # whole-rule analysis
     "CH110": "rule requires and forbids the same thing",
     "CH111": "rule can never fire",
+    "CH112": "a regular expression can backtrack catastrophically",
+    "CH113": "DSL expression too long",
+    "CH114": "DSL expression nested too deeply",
+    "CH115": "DSL expression has too many terms",
+    "CH116": "DSL string or regular expression too long",
     # goals.yaml
     "CH300": "a template, deliverable or inherits names an unknown slot",
     "CH301": "a deliverable names no slot",
@@ -79,6 +84,8 @@ CODES: Mapping[str, str] = {
     "CH304": "intent id defined twice",
     "CH306": "a stage of an intent is malformed (what completes it, its slots, its by: intent)",
     "CH307": "a skill binding moves a field its keep: does not keep",
+    "CH308": "a slot's regex captures personal data",
+    "CH309": "unknown kind of personal data",
     "CH305": "planner test names an unknown intent",
     # memory.yaml
     "CH310": "a PII rule names a kind no installed recognizer finds",
@@ -248,6 +255,10 @@ def _display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+SOURCE_WINDOW = 200  # characters of a source line shown under a diagnostic, at most
+SOURCE_BEFORE = 80  # of which before the column, when the line is longer
+
+
 def render_text(diagnostics: Sequence[Diagnostic], sources: SourceCache | None = None) -> str:
     """``path:line:col: CODE message``, the source line, a caret under the column, the hint.
 
@@ -263,11 +274,16 @@ def render_text(diagnostics: Sequence[Diagnostic], sources: SourceCache | None =
         src = sources.line(loc.path, loc.line) if loc.line else None
         if src is not None:
             src = src.expandtabs(1)
-            prefix = src[: max(loc.col - 1, 0)]
-            width = 1
-            if loc.end_line == loc.line and loc.end_col > loc.col:
-                width = max(_display_width(src[loc.col - 1 : loc.end_col - 1]), 1)
-            out.append(f"    {src}")
+            start = max(loc.col - 1, 0)
+            spans = loc.end_line == loc.line and loc.end_col > loc.col
+            end = loc.end_col - 1 if spans else start + 1
+            # a line of a pack may be megabytes long (a fuzzed literal): show a window of it
+            lo = max(0, start - SOURCE_BEFORE)
+            hi = min(len(src), max(start + 1, lo + SOURCE_WINDOW))
+            shown = ("…" if lo else "") + src[lo:hi] + ("…" if hi < len(src) else "")
+            prefix = ("…" if lo else "") + src[lo:start]
+            width = max(_display_width(src[start : min(end, hi)]), 1)
+            out.append(f"    {shown}")
             out.append("    " + " " * _display_width(prefix) + "^" * width)
         if d.hint:
             out.append(f"    hint: {d.hint}")

@@ -165,11 +165,21 @@ class PiiMatch:
     kind: str
     generalised: str | None = None
 
+    def exposes(self, start: int, end: int, value: str) -> bool:
+        """Whether ``value``, found at ``start:end`` of the same text, gives away this personal
+        data: it overlaps the match and is not as coarse as the policy may keep anyway (杭州
+        out of 浙江省杭州市西湖区文三路90号 locates nobody)."""
+        if not (start < self.end and self.start < end):
+            return False
+        return not (self.generalised and value and value in self.generalised)
+
 
 @runtime_checkable
 class PiiRecognizer(Protocol):
     """Finds one kind of personal data. ``placeholder`` replaces a redacted match (``[ID]``,
-    ``[PHONE]``); matches are in order and never overlap."""
+    ``[PHONE]``); matches are in order and never overlap. A recognizer may also carry
+    ``examples`` (sentences holding one value of its kind, as users write them): validation
+    tries slot regexes on them (CH308)."""
 
     name: str
     kind: str

@@ -155,7 +155,7 @@ def test_ecommerce(open_agent: Open) -> None:
     )
     r = agent.turn("u1", "s1", "帮我查一下订单")
     assert summary(r) == ("ask", "template", 0, "请问您的订单号是多少？可以在“我的订单”里查看。")
-    assert r.responses == ("builtin.slot_asked#1",)
+    assert r.responses == ("builtin.slot_asked#2",)
     assert goals(r) == [("order-query", "pending")]
 
     # the skill's result is told by its summary: no generation, even in assisted mode

@@ -1334,17 +1334,18 @@ def test_fixed_regex_flag_clash(tmp_path: Path, check: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "check",
+    ("check", "code"),
     [
-        "not " * 1000 + 'output contains "x"',
-        " or ".join(['output contains "x"'] * 1000),
-        "-" * 1000 + "1 < 2",
+        ("not " * 1000 + 'output contains "x"', "CH114"),  # deeper than 50 levels
+        (" or ".join(['output contains "x"'] * 1000), "CH113"),  # longer than 20,000 characters
+        ("-" * 1000 + "1 < 2", "CH114"),
     ],
     ids=["not", "or", "neg"],
 )
-def test_fixed_deep_nesting(tmp_path: Path, check: str) -> None:
-    # was: RecursionError in lark's Transformer (from about 490 levels)
-    assert "CH100" in {d.code for d in _compile_rule(tmp_path, check)}
+def test_fixed_deep_nesting(tmp_path: Path, check: str, code: str) -> None:
+    # was: RecursionError in lark's Transformer (from about 490 levels); now refused before
+    # parsing by the DSL's limits (issue 16)
+    assert {d.code for d in _compile_rule(tmp_path, check)} == {code}
 
 
 @pytest.mark.parametrize(

@@ -12,6 +12,7 @@ from charter.agent.parts import AgentOptions, Parts
 from charter.agent.reply import Reply
 from charter.agent.steps import ID, Planned
 from charter.events import MemoryWrite, Reflection
+from charter.goals.privacy import scrub_json
 from charter.goals.spec import ROOT_INTENT
 from charter.goals.states import Status
 from charter.goals.tracker import MOVES, OUTCOME
@@ -195,16 +196,6 @@ def _outcome(p: Parts, goal_id: str) -> dict[str, Any]:
     return {"outcome": outcome} if isinstance(outcome, str) else {}
 
 
-def scrub_json(value: Any, scrub: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, list):
-        return [scrub_json(v, scrub) for v in value]
-    if isinstance(value, dict):
-        return {k: scrub_json(v, scrub) for k, v in value.items()}
-    return value
-
-
 def scrubbed(trace: Trace, scrub: Callable[[str], str]) -> Trace:
     """The trace with every text run through the write pipeline's scrubber."""
     return dataclasses.replace(
@@ -212,7 +203,10 @@ def scrubbed(trace: Trace, scrub: Callable[[str], str]) -> Trace:
         reply=scrub(trace.reply),
         steps=tuple(
             dataclasses.replace(
-                s, inputs=scrub_json(s.inputs, scrub), outputs=scrub_json(s.outputs, scrub)
+                s,
+                inputs=scrub_json(s.inputs, scrub),
+                outputs=scrub_json(s.outputs, scrub),
+                decision=scrub(s.decision),
             )
             for s in trace.steps
         ),

@@ -54,6 +54,30 @@ def views(p: Parts, user_id: str, session_id: str) -> dict[str, GoalView]:
     return out
 
 
+def passed_over(p: Parts, intent: str, slot: str, text: str) -> str | None:
+    """What personal data the slot's regex passed over in ``text``, in the recognizers' words
+    (``银行卡号``; a recognizer without a ``label``: its kind), or None."""
+    spec = p.pack.goals.intent(intent) if p.pack.goals is not None else None
+    found = next((s for s in spec.slots if s.name == slot), None) if spec is not None else None
+    if p.tracker is None or found is None:
+        return None
+    reader = p.tracker.planner.reader
+    kinds = reader.passed_over(intent, found, text)
+    if not kinds and found.regex is not None:
+        # an input that is nothing but personal data (a card number answering 请提供订单号):
+        # the user meant it for the question, whatever the regex looks like
+        matches = [m for m in reader.personal(text) if m.kind not in found.personal]
+        rest = list(text)
+        for m in matches:
+            rest[m.start : m.end] = [" "] * (m.end - m.start)
+        if matches and not "".join(rest).strip(" \t\n\u3000。，,.!！?？:：;；"):
+            kinds = tuple(dict.fromkeys(m.kind for m in matches))
+    if not kinds:
+        return None
+    words = {r.kind: getattr(r, "label", "") or r.kind for r in p.registry.pii_recognizers.values()}
+    return "、".join(words.get(k, k) for k in kinds)
+
+
 def compose(
     p: Parts, planned: Planned, called: Sequence[Called], handoff: str | None, turn: int, text: str
 ) -> Composed:
@@ -73,6 +97,7 @@ def compose(
             results_keys={c.name: c.results_key for c in p.pack.skills.contracts}
             if p.pack.skills is not None
             else {},
+            passed_over=lambda intent, slot: passed_over(p, intent, slot, text),
         )
         events = turn_events(facts)
     if handoff is not None and facts is None:

@@ -9,11 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from charter.agent import fill as model_fill
-from charter.agent.after import scrub_json
 from charter.agent.calls import Called
 from charter.agent.parts import Parts
 from charter.agent.reply import Reply
 from charter.agent.steps import Planned
+from charter.goals.privacy import scrub_json
 from charter.learn.apply import Patched
 from charter.learn.meaning import explains
 from charter.learn.triggers import CallSeen, History, Signals, TurnSeen, evaluate

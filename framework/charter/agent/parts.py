@@ -26,6 +26,7 @@ from charter.compile.teller import Teller
 from charter.compose.composer import Composer
 from charter.extensions import LLM, Embedder
 from charter.goals.alignment import AlignmentChecker
+from charter.goals.privacy import PiiGoalPrivacy
 from charter.goals.slots import SLOT_REF, fill_slots
 from charter.goals.spec import STAGE_SEP
 from charter.goals.store import GoalStore
@@ -149,9 +150,11 @@ def build(
         if notify is not None:
             notify("charter_on_goal_transition", event)
 
-    goals = GoalStore(database_url, clock=clock, on_transition=transition_hook)
-    facts = FactStore(database_url, policy, clock=clock)
     pipeline = WritePipeline(policy, registry, key=memory_key, clock=clock, environ=environ)
+    goals = GoalStore(
+        database_url, clock=clock, on_transition=transition_hook, privacy=goal_privacy(pipeline)
+    )
+    facts = FactStore(database_url, policy, clock=clock)
     short_term = ShortTermMemory(
         SqlShortTermStore(database_url), policy, scrub=pipeline.scrub, clock=clock
     )
@@ -165,7 +168,7 @@ def build(
         narrative = NarrativeStore(
             narrative_path, embedder, policy, audit=facts.record_audit, clock=clock
         )
-    tickets = TicketStore(database_url, clock=clock)
+    tickets = TicketStore(database_url, clock=clock, scrub=pipeline.scrub)
     runner = None
     if pack.skills is not None:
         runner = SkillRunner(
@@ -177,7 +180,7 @@ def build(
             breakers=BreakerRegistry(SqlBreakerState(tickets.engine)),
             notify=notify,
             # an executing skill runs once per goal, whichever worker takes the confirmation
-            ledger=ExecutionLedger(tickets.engine, clock=clock),
+            ledger=ExecutionLedger(tickets.engine, clock=clock, scrub=pipeline.scrub),
         )
     tracker = alignment = None
     if pack.goals is not None:
@@ -241,6 +244,29 @@ def build(
         done=done,
         done_table=done_table,
     )
+
+
+def goal_privacy(pipeline: WritePipeline) -> PiiGoalPrivacy:
+    """Goal rows kept as free of personal data as memory: texts scrubbed by the pipeline, slot
+    values holding personal data encrypted with the memory key (scrubbed without one)."""
+    cipher = pipeline.cipher
+
+    def personal(text: str) -> bool:
+        return bool(pipeline.pii.scan(text, in_clear=True).kinds)
+
+    if cipher is None:
+        return PiiGoalPrivacy(pipeline.scrub, personal)
+    return PiiGoalPrivacy(
+        pipeline.scrub,
+        personal,
+        lambda text, user: cipher.encrypt(text, user_id=user, fact_key=GOAL_SLOT),
+        lambda token, user: cipher.decrypt(token, user_id=user, fact_key=GOAL_SLOT),
+    )
+
+
+GOAL_SLOT = (
+    "charter:goal-slot"  # what a sealed slot value's ciphertext is bound to, besides the user
+)
 
 
 def slot_args(

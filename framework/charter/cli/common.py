@@ -207,6 +207,7 @@ def open_database(
     import sqlalchemy as sa
 
     from charter.goals.migrations import SchemaError
+    from charter.masking import mask_text, mask_url, url_secrets
 
     def fail(message: str) -> None:
         sys.stderr.write(f"{prog}: {message}\n")
@@ -214,9 +215,9 @@ def open_database(
     try:
         parsed = sa.make_url(url)
     except sa.exc.ArgumentError:
-        fail(f"not a database URL: {url!r}")
+        fail(f"not a database URL: {mask_text(url)!r}")  # a keyword DSN may hold a password
         return None
-    shown = parsed.render_as_string(hide_password=True)
+    shown = mask_url(url)  # SQLAlchemy's own splits a password holding @ at the first one
     path = parsed.database or ""
     on_disk = parsed.get_backend_name() == "sqlite" and path not in ("", ":memory:")
     if on_disk and not Path(path).is_file():
@@ -227,5 +228,6 @@ def open_database(
     except ImportError as exc:
         fail(f"cannot open {shown}: {exc} (pip install 'charter[postgres]')")
     except (sa.exc.SQLAlchemyError, SchemaError) as exc:
-        fail(f"cannot open {shown}: {str(exc).splitlines()[0]}")
+        reason = mask_text(str(exc).splitlines()[0], known=url_secrets(url), fragments=True)
+        fail(f"cannot open {shown}: {reason}")
     return None

@@ -4,8 +4,9 @@ Start-up refuses, with diagnostics and exit status 1, what cannot serve: an inva
 configuration, no tenant or a tenant whose token variable is unset (``check_serve``), a tenant
 name with the separator of scoped user ids, a plugin problem under ``plugin_errors = "fail"``,
 a pack that does not compile, a model backend that is not installed or refuses its options, a
-pack that encrypts memory without a key. The agent is built before uvicorn starts, so none of
-that surfaces as a server that starts and then dies.
+pack that encrypts memory without a key, a database that cannot be opened (one line, the
+URL's password masked). The agent is built before uvicorn starts, so none of that surfaces as
+a server that starts and then dies.
 
 For several workers run uvicorn itself on ``charter.serve.factory:from_environment`` (see
 docs/serve.md): each worker builds its own agent from the same configuration.
@@ -84,11 +85,15 @@ def run(
 
         from charter.serve.app import create_app, default_agent
         from charter.serve.auth import tenant_problems
+        from charter.serve.faults import database_failure
         from charter.serve.logs import logging_config
     except ImportError as exc:
         _fail(f"needs the serve extra ({exc.name} is missing): pip install 'charter[serve]'")
         return EXIT_USER
+    from sqlalchemy.exc import SQLAlchemyError
+
     from charter.config import load_config
+    from charter.goals.migrations import SchemaError
     from charter.llm.errors import LLMError
     from charter.memory.crypto import MemoryKeyError
 
@@ -112,6 +117,9 @@ def run(
         agent = default_agent(cfg, os.environ, registry)
     except (ValueError, LLMError, MemoryKeyError, OSError) as exc:
         _fail(f"cannot start the agent: {exc}")
+        return EXIT_USER
+    except (ImportError, SQLAlchemyError, SchemaError) as exc:
+        _fail(database_failure(cfg.database.url, exc))
         return EXIT_USER
     try:
         app = create_app(cfg, agent_factory=lambda: agent)

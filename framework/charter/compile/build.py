@@ -16,6 +16,7 @@ from charter.compile.env import Env, lookup
 from charter.compile.literals import is_ascii_alnum
 from charter.compile.primitives import _CMP, _excuser, compare, compile_regex, normalise
 from charter.dsl import ast as A
+from charter.patterns import PatternTimeout
 from charter.protocols import Item, Predicate, as_decimal
 
 Test = Callable[[Env], bool]
@@ -197,7 +198,12 @@ class Builder:
         pattern = compile_regex(node.regex)
 
         def test(env: Env) -> bool:
-            m = pattern.search(text_of(env))
+            try:
+                m = pattern.search(text_of(env))
+            except PatternTimeout:
+                # out of time: the value that makes the enclosing expression not hold (a
+                # check fails, a when or a trigger does not apply), whatever the `not`s above
+                return negated
             if env.collect and m is not None and negated and key == "output":
                 env.spans.append(m.span())
             return m is not None
@@ -303,13 +309,23 @@ class Builder:
                 args.append(a.value)
         frozen = tuple(args)
         if not live:
-            return lambda env: bool(pred(text_of(env), *frozen))
+
+            def fixed(env: Env) -> bool:
+                try:
+                    return bool(pred(text_of(env), *frozen))
+                except PatternTimeout:  # a /pattern/ argument ran out of time: as `matches`
+                    return negated
+
+            return fixed
 
         def test(env: Env) -> bool:
             values = list(frozen)
             for i in live:
                 values[i] = frozen[i](env)
-            return bool(pred(text_of(env), *values))
+            try:
+                return bool(pred(text_of(env), *values))
+            except PatternTimeout:
+                return negated
 
         return test
 
@@ -342,7 +358,8 @@ class Builder:
             return lambda env, it, text, k: not inner(env, it, text, k)
         if isinstance(node, A.IMatches):
             pattern = compile_regex(node.regex)
-            return lambda env, it, text, k: pattern.search(it.text) is not None
+            # an item's pattern that runs out of time does not match the item
+            return lambda env, it, text, k: pattern.found(it.text, False)
         if isinstance(node, A.ITwin):
             twin = node.extractor.text
 

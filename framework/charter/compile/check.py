@@ -7,8 +7,9 @@ from typing import Any
 
 import regex
 
-from charter.compile.primitives import compile_regex
-from charter.diagnostics import Diagnostic, Location, did_you_mean, error
+from charter.compile.primitives import compile_regex, regex_flags
+from charter.compile.redos import catastrophe, catastrophic
+from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
 from charter.protocols import Extractor, RepairArg
 from charter.registry import Registry
@@ -155,6 +156,12 @@ class Checker:
                 f"invalid regular expression: {getattr(exc, 'msg', exc)}",
                 (start, start + 1),
                 "regular expressions use Python's `regex` syntax; escape / as \\/",
+            )
+            return
+        for found in catastrophic(node.pattern, regex_flags(node.flags)):
+            start = node.span[0] + 1 + found.offset
+            self.diagnostics.append(
+                warning("CH112", *catastrophe(found, self.locate((start, start + 1))))
             )
 
     def terms(self, terms: A.Terms) -> None:
@@ -366,9 +373,9 @@ def check_expr(
         node = parse_expr(text)
     except DSLSyntaxError as exc:
         loc = locate((exc.start, exc.end))
-        diagnostics.append(error("CH100", f"syntax error in {what}: {exc.message}", loc, exc.hint))
+        diagnostics.append(error(exc.code, f"{exc.kind} in {what}: {exc.message}", loc, exc.hint))
         return None
     checker = Checker(registry, constants, locate, subjects)
     checker.expr(node)
     diagnostics.extend(checker.diagnostics)
-    return None if checker.diagnostics else node
+    return None if any(d.is_error for d in checker.diagnostics) else node  # CH112 warns

@@ -26,6 +26,8 @@ from charter.protocols import as_decimal
 
 Outcome = Literal["pass", "fail", "skip"]
 RuleFn = Callable[[Env], Outcome]
+# columns of indentation the generated code may reach; Python allows 100 levels (400 columns)
+_MAX_INDENT = 240
 _PY_CMP = {"==": "==", "!=": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 
 
@@ -69,11 +71,17 @@ class _Gen:
 
     # ---- expressions: statements that leave a bool in ``t`` -----------------------------------
 
-    def emit(self, node: A.Expr, t: str, out: list[str], ind: str) -> None:
-        if isinstance(node, A.And | A.Or):
-            self._junction(node, t, out, ind)
+    def emit(self, node: A.Expr, t: str, out: list[str], ind: str, neg: bool = False) -> None:
+        """``neg``: the node is under an odd number of ``not`` (a pattern that runs out of time
+        takes the value that makes the whole expression not hold, as in the closures)."""
+        wide = len(node.items) if isinstance(node, A.And | A.Or) else 1
+        if len(ind) + 4 * wide > _MAX_INDENT:
+            # Python refuses deeper blocks: a long junction or deep nesting runs as the closure
+            out.append(f"{ind}{t} = {self.bind(self.b.expr(node, neg), '_c')}(env)")
+        elif isinstance(node, A.And | A.Or):
+            self._junction(node, t, out, ind, neg)
         elif isinstance(node, A.Not):
-            self.emit(node.item, t, out, ind)
+            self.emit(node.item, t, out, ind, not neg)
             out.append(f"{ind}{t} = not {t}")
         elif isinstance(node, A.Contains) and not node.unless:
             key, tx = self.text(node.subject, out, ind)
@@ -85,22 +93,24 @@ class _Gen:
         elif isinstance(node, A.Matches):
             key, tx = self.text(node.subject, out, ind)
             pattern = self.bind(compile_regex(node.regex), "_re")
-            out.append(f"{ind}{t} = {pattern}.search({tx}) is not None")
+            out.append(f"{ind}{t} = {pattern}.found({tx}, {neg})")
         elif isinstance(node, A.Mentions):
             self._mentions(node, t, out, ind)
         elif isinstance(node, A.Quantified):
             self._quantified(node, t, out, ind)
         else:  # comparisons, membership, plugin predicates, excused literals: the closure
-            out.append(f"{ind}{t} = {self.bind(self.b.expr(node), '_c')}(env)")
+            out.append(f"{ind}{t} = {self.bind(self.b.expr(node, neg), '_c')}(env)")
 
-    def _junction(self, node: A.And | A.Or, t: str, out: list[str], ind: str) -> None:
+    def _junction(
+        self, node: A.And | A.Or, t: str, out: list[str], ind: str, neg: bool = False
+    ) -> None:
         """Short-circuit: each next operand only runs while the result is still undecided."""
         go_on = "if {t}:" if isinstance(node, A.And) else "if not {t}:"
         for depth, item in enumerate(node.items):
             here = ind + "    " * depth
             if depth:
                 out.append(ind + "    " * (depth - 1) + go_on.format(t=t))
-            self.emit(item, t, out, here)
+            self.emit(item, t, out, here, neg)
 
     def _mentions(self, node: A.Mentions, t: str, out: list[str], ind: str) -> None:
         key, tx = self.text(node.subject, out, ind)
@@ -184,7 +194,7 @@ class _Gen:
             return f"({it}.decimals is not None and {it}.decimals {op} {int(node.count)})"
         if isinstance(node, A.IMatches):
             pattern = self.bind(compile_regex(node.regex), "_re")
-            return f"({pattern}.search({it}.text) is not None)"
+            return f"{pattern}.found({it}.text, False)"
         fn = self.bind(self.b.item(node, key, ext), "_i")  # value comparisons, adjacency
         return f"{fn}(env, {it}, {tx}, {key!r})"
 

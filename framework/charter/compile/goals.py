@@ -23,6 +23,8 @@ from charter.compile.env import Env
 from charter.compile.goal_stages import check_by, stages
 from charter.compile.literals import LiteralTable
 from charter.compile.primitives import literals_of
+from charter.compile.redos import catastrophe, catastrophic
+from charter.compile.slot_pii import slot_diagnostics
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
 from charter.goals import spec as S
@@ -36,7 +38,7 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def duration(text: str) -> int | None:
-    m = re.fullmatch(r"([0-9]+)([smhd])", text.strip())
+    m = re.fullmatch(r"([0-9]{1,9})([smhd])", text.strip())  # longer: the schema says so
     return int(m[1]) * _UNITS[m[2]] if m else None
 
 
@@ -264,13 +266,18 @@ class GoalsCompiler:
             )
         if pattern is not None:
             try:
-                regex.compile(pattern, regex.V1)
+                compiled = regex.compile(pattern, regex.V1)
             except regex.error as exc:
                 self._err(
                     "CH105",
                     f"invalid regular expression in slot '{name}' of intent '{iid}': {exc}",
                     (*ptr, "regex"),
                 )
+            else:
+                self.personal(compiled, raw, ptr, name, iid)
+                for found in catastrophic(pattern, regex.V1):
+                    at = self.doc.offset_loc((*ptr, "regex"), found.offset)
+                    self.diagnostics.append(warning("CH112", *catastrophe(found, at)))
         if extractor is not None and extractor not in self.registry.extractors:
             self._err(
                 "CH102",
@@ -298,6 +305,18 @@ class GoalsCompiler:
             model=raw.get("model") is True,
             label=_s(raw.get("label")),
             carry=_s(raw.get("carry")) or None,
+            personal=tuple(str(k) for k in _list(raw.get("personal"))),
+        )
+
+    def personal(
+        self, pattern: regex.Pattern[str], raw: dict[str, Any], ptr: Pointer, name: str, iid: str
+    ) -> None:
+        self.diagnostics += slot_diagnostics(
+            pattern,
+            _list(raw.get("personal")),
+            self.registry.pii_recognizers.values(),
+            lambda *more: self.doc.loc((*ptr, *more)),
+            f"slot '{name}' of intent '{iid}'",
         )
 
     def refs(self, template: str, names: list[str], ptr: Pointer, iid: str, where: str) -> None:

@@ -7,6 +7,7 @@ channel's embedder must be registered by some plugin (CH312, a warning).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from charter.compile.goals import duration
@@ -39,7 +40,9 @@ def compile_memory(doc: LocatedDoc, registry: Registry) -> tuple[P.MemoryPolicy,
     types = dict(P.DEFAULT_TYPES)
     for name, raw in _dict(data.get("types")).items():
         raw = _dict(raw)
-        validity = P.Validity.parse(str(raw.get("validity", "")))
+        text = str(raw.get("validity", ""))
+        # a number of more digits than the schema allows is no validity (int() refuses some)
+        validity = None if re.search(r"[0-9]{7}", text) else P.Validity.parse(text)
         if validity is None:
             continue  # the schema reported it
         level: P.Level = raw["level"] if raw.get("level") in P.LEVELS else "L0"

@@ -13,6 +13,7 @@ from typing import Any
 import regex
 
 from charter.dsl import ast as A
+from charter.patterns import BoundedPattern, bounded
 from charter.protocols import Item, as_decimal
 
 _CMP: dict[str, Callable[[Any, Any], bool]] = {
@@ -40,8 +41,9 @@ def regex_flags(flags: str) -> int:
     return out
 
 
-def compile_regex(node: A.Regex) -> regex.Pattern[str]:
-    return regex.compile(node.pattern, regex_flags(node.flags))
+def compile_regex(node: A.Regex) -> BoundedPattern:
+    """A DSL ``/pattern/flags``, its searches bounded in time (``charter.patterns``)."""
+    return bounded(node.pattern, regex_flags(node.flags))
 
 
 def normalise(value: Any) -> Any:

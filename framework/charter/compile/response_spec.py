@@ -30,7 +30,9 @@ DEFAULT_MODE = "strict"
 # every goal event with the fields its templates may use besides the goal's slots and the
 # fields every event has (goal: the goal's description, intent: what the intent is called)
 EVENT_FIELDS: dict[str, tuple[str, ...]] = {
-    "slot_asked": ("slot", "label", "question"),
+    # refused: what personal data the input gave where the slot's regex looked (银行卡号), passed
+    # over so that it reaches no goal (goals.md, slots: personal)
+    "slot_asked": ("slot", "label", "question", "refused"),
     "slot_corrected": ("slot", "label", "old", "new"),
     # a value the input did not give, taken from the session's goals or the user's memory
     "slot_carried": ("slot", "label", "value", "source"),
@@ -64,7 +66,11 @@ DEFAULT_HANDOFF = 'input contains any ["转人工", "人工客服", "找人工",
 # against each pack's rules like the pack's own templates (a pack whose rules refuse one of
 # these gets a diagnostic naming the event to write).
 BUILTIN: dict[str, tuple[str, ...]] = {
-    "slot_asked": ("{question}", "请告诉我{label}。"),
+    "slot_asked": (
+        "为保护您的信息安全，{refused}不会用作{label}。{question}",
+        "{question}",
+        "请告诉我{label}。",
+    ),
     "slot_corrected": (
         "好的，已将{label}从{old}改为{new}。",
         "好的，已将{label}改为{new}。",

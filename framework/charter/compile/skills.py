@@ -25,6 +25,7 @@ import jsonschema_rs
 
 from charter.compile.check import check_expr
 from charter.compile.fallbacks import FallbackStage
+from charter.compile.redos import catastrophe, catastrophic
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
 from charter.goals.spec import GoalsSpec, IntentSpec, SkillBinding
@@ -37,9 +38,26 @@ _DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$")
 _SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0}
 
 
+# the longest duration a contract may give: a call, a slow call or a cool-down beyond a day is a
+# typo (and a float beyond what a lock's timeout takes made `charter test` crash)
+MAX_DURATION_S = 86_400.0
+
+
 def seconds(text: Any, default: float) -> float:
+    """``500ms`` / ``2s`` / ``1m`` in seconds; ``default`` when it is no duration or is longer
+    than ``MAX_DURATION_S`` (the stage reports that as CH013)."""
     m = _DURATION.match(str(text)) if text is not None else None
-    return float(m[1]) * _SCALE[m[2]] if m else default
+    if not m or len(m[1]) > 12:
+        return default
+    value = float(m[1]) * _SCALE[m[2]]
+    return value if value <= MAX_DURATION_S else default
+
+
+def _count(value: Any, default: int) -> int:
+    """A whole number of at least 1 as the schema wants it, else ``default`` (the schema said
+    so; a number of more than 4,300 digits stays a string, which ``int`` refuses)."""
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    return value if whole and value >= 1 else default
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -77,6 +95,7 @@ class _Stage(FallbackStage):
     def schema(self, doc: LocatedDoc, key: str, name: str) -> dict[str, Any] | None:
         raw = _dict(_dict(doc.data).get(key))
         if jsonschema_rs.meta.is_valid(raw):
+            self.patterns(doc, raw, (key,))
             return raw  # the usual case, fast; jsonschema explains the rest
         try:
             jsonschema.Draft202012Validator.check_schema(raw)
@@ -92,6 +111,28 @@ class _Stage(FallbackStage):
             )
             return None
         return raw
+
+    def patterns(self, doc: LocatedDoc, schema: Any, ptr: Pointer) -> None:
+        """CH112 for a ``pattern`` (or ``patternProperties`` key) that can backtrack
+        catastrophically: the guard bounds its search in time, the author should fix it."""
+        if isinstance(schema, list):
+            for n, item in enumerate(schema):
+                self.patterns(doc, item, (*ptr, n))
+            return
+        if not isinstance(schema, dict):
+            return
+        for k, v in schema.items():
+            if k == "pattern" and isinstance(v, str):
+                for found in catastrophic(v)[:1]:
+                    at = doc.loc((*ptr, k))
+                    self.diagnostics.append(warning("CH112", *catastrophe(found, at)))
+            elif k == "patternProperties" and isinstance(v, dict):
+                for prop in v:
+                    for found in catastrophic(str(prop))[:1]:
+                        at = doc.loc((*ptr, k))
+                        self.diagnostics.append(warning("CH112", *catastrophe(found, at)))
+            if k not in ("const", "enum", "examples", "default"):
+                self.patterns(doc, v, (*ptr, k))
 
     def contract(self, doc: LocatedDoc) -> S.SkillContract | None:
         data = _dict(doc.data)
@@ -164,6 +205,21 @@ class _Stage(FallbackStage):
         if inp is None or out is None:
             return None
         limits, breaker = _dict(data.get("limits")), _dict(data.get("breaker"))
+        for ptr, value in (
+            (("limits", "timeout"), limits.get("timeout")),
+            (("breaker", "slow"), breaker.get("slow")),
+            (("breaker", "cooldown"), breaker.get("cooldown")),
+        ):
+            m = _DURATION.match(value) if isinstance(value, str) else None
+            if m and seconds(value, -1.0) < 0:
+                self.diagnostics.append(
+                    error(
+                        "CH013",
+                        f"{ptr[-1]} of skill '{name}' is longer than a day ({MAX_DURATION_S:.0f}s)",
+                        doc.loc(ptr),
+                        "write a duration such as 500ms, 2s or 1m",
+                    )
+                )
         return S.SkillContract(
             name=name,
             description=data["description"],
@@ -180,7 +236,7 @@ class _Stage(FallbackStage):
             results_key=str(limits.get("results_key") or S.DEFAULT_RESULTS_KEY),
             timeout_s=seconds(limits.get("timeout"), S.DEFAULT_TIMEOUT_S),
             breaker=S.BreakerSpec(
-                failures=int(breaker.get("failures", 3)),
+                failures=_count(breaker.get("failures"), 3),
                 slow_s=seconds(breaker.get("slow"), 2.0),
                 cooldown_s=seconds(breaker.get("cooldown"), 30.0),
             ),

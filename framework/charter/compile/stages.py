@@ -82,8 +82,8 @@ class Pipeline:
             where = "on_fail action" if key == "on_fail" else f"'{key}' expression"
             self.diagnostics.append(
                 error(
-                    "CH100",
-                    f"syntax error in the {where} of rule '{rule.id}': {exc.message}",
+                    exc.code,
+                    f"{exc.kind} in the {where} of rule '{rule.id}': {exc.message}",
                     rule.at.text_loc(key, exc.start, exc.end),
                     exc.hint,
                 )

@@ -122,7 +122,9 @@ class Composer:
                 # an intent without a skill and without a completed template: nothing of the
                 # pack can give this goal's answer
                 pieces.append((e, None))
-        if not pieces or all(e.kind == "resumed" for e, _ in pieces):
+        # a question told again is no answer to the input; unless it says what became of it
+        # (personal data the slot would not take)
+        if not pieces or all(e.kind == "resumed" and not e.scope.get("refused") for e, _ in pieces):
             pieces.insert(0, self.unclaimed(query, turn))
         return Composed(tuple(pieces))
 

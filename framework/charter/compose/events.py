@@ -15,7 +15,7 @@ them. Pure: the same plan, goals and calls always give the same events.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,6 +99,9 @@ class TurnFacts:
     handoff: str | None = None  # a ticket opened because the user asked for a person
     asks: Sequence[str] = ()  # the goals (ids) the plan has a question for
     results_keys: Mapping[str, str] = field(default_factory=dict)  # skill -> its results key
+    # (intent, slot) -> what the input gave that the slot's regex passed over as personal
+    # data, in words (银行卡号): a question for that slot says it was not kept
+    passed_over: Callable[[str, str], str | None] | None = None
 
 
 def goal_scope(goal: GoalView, intent: IntentSpec | None) -> dict[str, Any]:
@@ -291,8 +294,15 @@ class _Build:
         for s in spec.slots:
             if s.required and goal.slots.get(s.name) in (None, "", []):
                 question = fill_slots(s.ask, goal.slots) if s.ask else None
+                passed = self.f.passed_over
+                refused = passed(goal.intent, s.name) if passed is not None else None
                 return self.event(
-                    "slot_asked", goal, slot=s.name, label=s.label or None, question=question
+                    "slot_asked",
+                    goal,
+                    slot=s.name,
+                    label=s.label or None,
+                    question=question,
+                    refused=refused,
                 )
         return None
 

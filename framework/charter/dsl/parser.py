@@ -13,17 +13,26 @@ from lark import Token, Transformer, v_args
 from charter.diagnostics import did_you_mean
 from charter.dsl import ast as A
 from charter.dsl import tables
+from charter.dsl.limits import over_limits
 
 
 class DSLSyntaxError(Exception):
     """A syntax error at character offsets ``start:end`` of the expression."""
 
-    def __init__(self, message: str, start: int, end: int | None = None, hint: str = "") -> None:
+    def __init__(
+        self, message: str, start: int, end: int | None = None, hint: str = "", code: str = "CH100"
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.start = start
         self.end = end if end is not None else start + 1
         self.hint = hint
+        self.code = code  # CH100, or CH113-CH116 for an expression beyond the limits
+
+    @property
+    def kind(self) -> str:
+        """What the message calls the problem."""
+        return "syntax error" if self.code == "CH100" else "limit exceeded"
 
 
 @cache
@@ -385,6 +394,9 @@ def _parse(text: str, start: str) -> Any:
         raise DSLSyntaxError(
             "empty expression", 0, 1, 'write a condition such as output contains "请遵医嘱"'
         )
+    beyond = over_limits(text)
+    if beyond is not None:
+        raise DSLSyntaxError(*beyond)
     try:
         tree = _parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as exc:
@@ -409,6 +421,7 @@ def _too_deep(text: str) -> DSLSyntaxError:
         0,
         len(text),
         "split it into several rules or simplify it",
+        "CH114",
     )
 
 

@@ -29,7 +29,13 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
 SCHEMA_TABLE = "charter_schema_version"
-SQLITE_BUSY_TIMEOUT_MS = 30_000
+# how long a SQLite statement waits for another connection's write lock before "database is
+# locked": a few seconds, so a request facing a stuck writer fails (503) instead of hanging;
+# migrations, run once at start-up while other processes may migrate too, wait longer
+SQLITE_BUSY_TIMEOUT_MS = 5_000
+MIGRATION_BUSY_TIMEOUT_MS = 30_000
+# PostgreSQL: seconds to wait for a connection (a wrong host otherwise waits for TCP's timeout)
+PG_CONNECT_TIMEOUT_S = 10
 # one lock for every Charter migrator on a PostgreSQL server, whatever the component
 _PG_LOCK_KEY = zlib.crc32(b"charter_schema_version")
 
@@ -52,7 +58,7 @@ def _wal(cur: Any) -> None:
     eight threads starting together): retry for a while."""
     if str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
         return
-    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    deadline = time.monotonic() + MIGRATION_BUSY_TIMEOUT_MS / 1000
     delay = 0.001
     while True:
         try:
@@ -79,14 +85,25 @@ def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
 
 def make_engine(url: str | sa.URL) -> Engine:
     """An engine for ``sqlite:///path`` (WAL, a busy timeout, real transactions) or any other
-    SQLAlchemy URL, e.g. ``postgresql+psycopg://user@host/db``."""
+    SQLAlchemy URL, e.g. ``postgresql+psycopg://user@host/db``: its connections are pinged
+    before use, so one the server closed meanwhile (a terminated backend, a restart) is
+    replaced instead of failing the statement, and a connection attempt gives up after
+    ``PG_CONNECT_TIMEOUT_S`` unless the URL says otherwise."""
     parsed = sa.make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        return sa.create_engine(parsed)
+        connect_args: dict[str, Any] = {}
+        if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+            connect_args["connect_timeout"] = PG_CONNECT_TIMEOUT_S
+        return sa.create_engine(
+            parsed, pool_pre_ping=True, connect_args=connect_args, hide_parameters=True
+        )
     memory = parsed.database in (None, "", ":memory:")
     engine = sa.create_engine(
         parsed,
         connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000},
+        # an error's text names the statement, never the values bound to it (what users typed:
+        # issue 16), whoever logs or shows it
+        hide_parameters=True,
         # an in-memory database exists once per connection: share one (single-threaded use)
         **({"poolclass": StaticPool} if memory else {}),
     )
@@ -96,21 +113,40 @@ def make_engine(url: str | sa.URL) -> Engine:
     return engine
 
 
+def _driver(raw: Any, statement: str) -> None:
+    """``statement`` on the driver's connection; its error as SQLAlchemy would raise it (an
+    ``OperationalError`` for "database is locked"), so callers catch one family."""
+    try:
+        raw.execute(statement)
+    except sqlite3.Error as exc:
+        raise sa.exc.DBAPIError.instance(statement, None, exc, sqlite3.Error) from exc
+
+
 @contextmanager
-def transaction(engine: Engine, *, write: bool = False) -> Iterator[Connection]:
+def transaction(
+    engine: Engine, *, write: bool = False, wait_ms: int | None = None
+) -> Iterator[Connection]:
     """A connection in a transaction, committed when the block ends, rolled back if it raises.
 
     On SQLite a writing transaction is ``BEGIN IMMEDIATE``: it takes the write lock up front,
-    so the busy timeout applies to it instead of a lock upgrade failing halfway through.
+    so the busy timeout applies to it instead of a lock upgrade failing halfway through;
+    ``wait_ms`` replaces the busy timeout for this transaction.
     """
-    with engine.connect() as conn, conn.begin():
-        if conn.dialect.name == "sqlite":
-            # straight to the driver: SQLAlchemy's own BEGIN is a no-op here (autocommit
-            # driver), and its statement machinery would cost a tenth of a transition
-            conn.connection.driver_connection.execute(  # type: ignore[union-attr]
-                "BEGIN IMMEDIATE" if write else "BEGIN"
-            )
-        yield conn
+    with engine.connect() as conn:
+        sqlite = conn.dialect.name == "sqlite"
+        # straight to the driver: SQLAlchemy's own BEGIN is a no-op here (autocommit
+        # driver), and its statement machinery would cost a tenth of a transition
+        raw: Any = conn.connection.driver_connection if sqlite else None
+        if sqlite and wait_ms is not None:
+            raw.execute(f"PRAGMA busy_timeout={wait_ms}")
+        try:
+            with conn.begin():
+                if sqlite:
+                    _driver(raw, "BEGIN IMMEDIATE" if write else "BEGIN")
+                yield conn
+        finally:
+            if sqlite and wait_ms is not None:
+                raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
 
 
 # ---- the migrations ------------------------------------------------------------------------
@@ -189,7 +225,7 @@ def migrate(
     """Apply the migrations this database lacks; return the versions applied by this call."""
     _check_order(migrations)
     applied_now: list[int] = []
-    with transaction(engine, write=True) as conn:
+    with transaction(engine, write=True, wait_ms=MIGRATION_BUSY_TIMEOUT_MS) as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK_KEY})
         _VERSIONS.create(conn, checkfirst=True)

@@ -126,7 +126,7 @@ class Planner:
         self.cancel = builder.expr(spec.cancel)
         self.correct = builder.expr(spec.correct)
         self.intents = {i.id: i for i in spec.intents}
-        self.reader = SlotReader(spec, registry.extractors)
+        self.reader = SlotReader(spec, registry.extractors, registry.pii_recognizers.values())
         self.formatters = registry.formatters
 
     # ---- reading slots ----------------------------------------------------------------------

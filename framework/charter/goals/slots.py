@@ -13,7 +13,7 @@ formatters (``预约{date|when}的{department}门诊``).
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any
@@ -21,8 +21,10 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from charter.goals import spec as S
+from charter.patterns import PatternTimeout, bounded
 
 if TYPE_CHECKING:
+    from charter.extensions import PiiMatch, PiiRecognizer
     from charter.protocols import Extractor, Formatter
 
 SLOT_REF = regex.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)((?:\|[A-Za-z_][A-Za-z0-9_]*)*)\}")
@@ -100,12 +102,25 @@ def fill_slots(
 
 
 class SlotReader:
-    """Each slot of an intent read from a text, by its regex or its extractor."""
+    """Each slot of an intent read from a text, by its regex or its extractor.
 
-    def __init__(self, spec: S.GoalsSpec, extractors: Mapping[str, Extractor]) -> None:
+    A regex never takes personal data: a value that overlaps what a PII recognizer finds in
+    the text (a card number where an order number was expected: ``退款请打到我的银行卡
+    6222026815398387``) is passed over, so it reaches no goal, description or skill call. A
+    slot meant to hold such data names the extractor that reads it (``extractor: bank_card``)
+    or the kinds its regex may take (``personal: [id_card]``), and the goal store keeps its
+    value encrypted (``charter.goals.privacy``)."""
+
+    def __init__(
+        self,
+        spec: S.GoalsSpec,
+        extractors: Mapping[str, Extractor],
+        recognizers: Iterable[PiiRecognizer] = (),
+    ) -> None:
         self.extractors = extractors
+        self.recognizers = tuple(recognizers)
         self.patterns = {
-            (i.id, s.name): regex.compile(s.regex, regex.V1)
+            (i.id, s.name): bounded(s.regex, regex.V1)
             for i in spec.intents
             for s in i.slots
             if s.regex is not None
@@ -119,23 +134,65 @@ class SlotReader:
         preset: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> dict[str, Any]:
         found: dict[str, Any] = {}
+        personal: list[PiiMatch] | None = None
         for slot in intent.slots:
-            got = self.slot(intent.id, slot, text, now)
+            if slot.regex is not None and personal is None:
+                personal = self.personal(text)
+            got = self.slot(intent.id, slot, text, now, personal or ())
             if got:
                 found[slot.name] = got if slot.multiple else got[0]
         if preset:
             found.update(preset.get(intent.id, {}))
         return found
 
-    def slot(self, iid: str, slot: S.SlotSpec, text: str, now: datetime) -> list[Any]:
+    def passed_over(self, iid: str, slot: S.SlotSpec, text: str) -> tuple[str, ...]:
+        """The kinds of personal data the slot's regex found in ``text`` and passed over, in
+        the order found: what a question for the slot may tell the user it did not keep."""
+        pattern = self.patterns.get((iid, slot.name))
+        if pattern is None:
+            return ()
+        refused = [m for m in self.personal(text) if m.kind not in slot.personal]
+        if not refused:
+            return ()
+        group: str | int = (
+            "value" if "value" in pattern.groupindex else (1 if pattern.groups else 0)
+        )
+        kinds: list[str] = []
+        for m in pattern.finditer(text):
+            start, end = m.span(group)
+            for p in refused:
+                if p.exposes(start, end, m.group(group)) and p.kind not in kinds:
+                    kinds.append(p.kind)
+        return tuple(kinds)
+
+    def personal(self, text: str) -> list[PiiMatch]:
+        """The personal data in ``text``."""
+        return [m for r in self.recognizers for m in r.recognize(text)]
+
+    def slot(
+        self,
+        iid: str,
+        slot: S.SlotSpec,
+        text: str,
+        now: datetime,
+        personal: Iterable[PiiMatch] = (),
+    ) -> list[Any]:
         raw: list[Any] = []
+        refused = [m for m in personal if m.kind not in slot.personal]
         if slot.regex is not None:
             pattern = self.patterns[(iid, slot.name)]
-            for m in pattern.finditer(text):
-                if "value" in pattern.groupindex:
-                    raw.append(m.group("value"))
-                else:
-                    raw.append(m.group(1) if pattern.groups else m.group(0))
+            group: str | int = (
+                "value" if "value" in pattern.groupindex else (1 if pattern.groups else 0)
+            )
+            try:
+                matches = pattern.finditer(text)
+            except PatternTimeout:  # out of time: the text gives this slot no value
+                matches = []
+            for m in matches:
+                start, end = m.span(group)
+                if any(p.exposes(start, end, m.group(group)) for p in refused):
+                    continue
+                raw.append(m.group(group))
         elif slot.extractor is not None and slot.extractor in self.extractors:
             items = self.extractors[slot.extractor].extract(text)
             raw = [slot_value(item.value, now, item.text) for item in items]

@@ -46,6 +46,9 @@ class SlotSpec:
     # where a value missing from the input may come from: "session" (the session's goals) or
     # "memory" (those, then the user's remembered facts); None: only the input
     carry: str | None = None
+    # kinds of personal data a regex slot may take (tax_id: an individual's is the ID number);
+    # any other kind its regex finds is passed over (charter.goals.slots)
+    personal: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from charter.events import GoalTransition
 from charter.goals.migrations import make_engine, migrate, transaction
+from charter.goals.privacy import GoalPrivacy, NoPrivacy
 from charter.goals.states import ACTORS, STATUSES, Actor, Status, allowed, kind_at
 from charter.goals.tables import GOAL_CONTEXT as C
 from charter.goals.tables import GOAL_HISTORY as H
@@ -135,11 +136,18 @@ _IN_CREATION_ORDER = (
 
 class GoalStore:
     """The SQL goal store (SQLite by default, PostgreSQL by URL); the schema is migrated when
-    the store opens. ``clock`` stamps every row and event (tests pass a fake one)."""
+    the store opens. ``clock`` stamps every row and event (tests pass a fake one); ``privacy``
+    keeps personal data out of the rows (``charter.goals.privacy``)."""
 
     def __init__(
-        self, url: str, *, on_transition: OnTransition | None = None, clock: Clock = utcnow
+        self,
+        url: str,
+        *,
+        on_transition: OnTransition | None = None,
+        clock: Clock = utcnow,
+        privacy: GoalPrivacy | None = None,
     ) -> None:
+        self._privacy: GoalPrivacy = privacy or NoPrivacy()
         self._engine = make_engine(url)
         self._on_transition = on_transition
         self._clock = clock
@@ -194,7 +202,8 @@ class GoalStore:
         for a parent of another user or session, an unknown actor or a duplicate id."""
         if actor not in ACTORS:
             raise ValueError(f"unknown actor {actor!r} (one of {', '.join(ACTORS)})")
-        own = _json_object(slots or {}, "slots")
+        own = self._privacy.seal(_json_object(slots or {}, "slots"), user_id)
+        description = self._privacy.scrub(description)
         gid = goal_id or new_goal_id()
         now = as_utc(self._clock())
         depth, root_id = 0, gid
@@ -265,13 +274,19 @@ class GoalStore:
         """Merge ``slots`` into the goal's own slots; return them all."""
         update = _json_object(slots, "slots")
         with transaction(self._engine, write=True) as conn:
-            query = sa.select(C.c.slots).where(C.c.goal_id == goal_id).with_for_update()
-            current = conn.execute(query).scalar()
-            if current is None:
+            query = (
+                sa.select(C.c.slots, T.c.user_id)
+                .join(T, T.c.id == C.c.goal_id)
+                .where(C.c.goal_id == goal_id)
+                .with_for_update()
+            )
+            row = conn.execute(query).first()
+            if row is None:
                 raise GoalNotFound(goal_id)
-            merged = {**current, **update}
+            merged = {**row.slots, **self._privacy.seal(update, row.user_id)}
             conn.execute(sa.update(C).where(C.c.goal_id == goal_id).values(slots=merged))
-        return merged
+        opened: dict[str, Any] = self._privacy.open(merged, row.user_id)
+        return opened
 
     def _move(
         self,
@@ -308,7 +323,8 @@ class GoalStore:
                     return self._refuse(goal_id, frm, to_status, f"lost race: no longer {frm}")
                 self._record(conn, goal_id, frm, to_status, actor, trigger, now)
                 if result is not None:
-                    self._hand_up(conn, goal_id, goal["parent_id"], result)
+                    sealed = self._privacy.seal(result, goal["user_id"])
+                    self._hand_up(conn, goal_id, goal["parent_id"], sealed)
         except self._db_errors as exc:
             log.exception("goal %s: %s -> %s failed", goal_id, frm, to_status)
             reason = f"database error: {str(exc).splitlines()[0]}"
@@ -338,7 +354,7 @@ class GoalStore:
                 "from_status": frm,
                 "to_status": to,
                 "actor": actor,
-                "trigger": trigger,
+                "trigger": self._privacy.scrub(trigger),
                 "at": at,
             },
         )
@@ -404,7 +420,11 @@ class GoalStore:
     def set_description(self, goal_id: str, description: str) -> None:
         """The goal's description after its slots changed (a correction, an answer)."""
         with transaction(self._engine, write=True) as conn:
-            conn.execute(sa.update(T).where(T.c.id == goal_id).values(description=description))
+            conn.execute(
+                sa.update(T)
+                .where(T.c.id == goal_id)
+                .values(description=self._privacy.scrub(description))
+            )
 
     def forget_user(self, user_id: str) -> int:
         """Delete every goal of the user, with its context and history (forget); return how
@@ -452,11 +472,12 @@ class GoalStore:
         """The slots a goal can use: from the root down to the goal, each goal's inherited
         slots and then its own, nearer goals over farther ones, own slots over inherited."""
         query = (
-            sa.select(T.c.parent_id, C.c.slots, C.c.inherited)
+            sa.select(T.c.parent_id, T.c.user_id, C.c.slots, C.c.inherited)
             .join(C, C.c.goal_id == T.c.id)
             .where(T.c.id == sa.bindparam("gid"))
         )
         layers: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        user_id = ""
         with transaction(self._engine) as conn:  # one snapshot for the whole chain
             current: str | None = goal_id
             while current is not None:
@@ -464,9 +485,11 @@ class GoalStore:
                 if row is None:
                     raise GoalNotFound(current)
                 layers.append((row.inherited, row.slots))
+                user_id = row.user_id
                 current = row.parent_id
         out: dict[str, Any] = {}
         for inherited, slots in reversed(layers):
             out.update(inherited)
             out.update(slots)
-        return out
+        opened: dict[str, Any] = self._privacy.open(out, user_id)
+        return opened

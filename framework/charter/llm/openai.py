@@ -29,9 +29,13 @@ reports no usage. ``Completion.timings``: ``total_s`` (all attempts and waits), 
 prefixed ``server_``.
 
 Errors (``charter.llm.errors``) name the method, the URL and the HTTP status, and carry the
-server's own error message with the API key blanked out: ``LLMError`` for a refusal (401, 404,
-400...), ``LLMUnavailable`` when retries are exhausted or the server is unreachable,
-``LLMBadResponse`` for a body that is not a chat completion.
+server's own error message: ``LLMError`` for a refusal (401, 404, 400...), ``LLMUnavailable``
+when retries are exhausted or the server is unreachable, ``LLMBadResponse`` for a body that is
+not a chat completion. Their text is masked (``charter.masking.mask_text``): the API key, any
+prefix or suffix of it of 4 characters or more (OpenAI quotes a refused key as
+``sk-LiveM*****1d2e``), the configured credential headers' values, anything token-shaped
+(``sk-...``, ``Bearer ...``), and the URL's password and secret parameters. An option error
+never echoes a secret option's value either.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from typing import Any
 from charter._version import __version__
 from charter.extensions import Completion, Message
 from charter.llm.errors import LLMBadResponse, LLMError, LLMUnavailable, check_option_names
+from charter.masking import mask_data, mask_text, mask_url, secret_name, secret_values
 
 _OPTIONS = (
     "base_url",
@@ -91,7 +96,8 @@ def _flag(options: Mapping[str, Any], key: str) -> bool:
 def _text(options: Mapping[str, Any], key: str) -> str | None:
     value = options.get(key)
     if value is not None and (not isinstance(value, str) or not value):
-        raise _bad(f"option {key!r} must be a non-empty string, not {value!r}")
+        shown = type(value).__name__ if secret_name(key) else repr(mask_data(value, key))
+        raise _bad(f"option {key!r} must be a non-empty string, not {shown}")
     return value
 
 
@@ -117,7 +123,7 @@ class OpenAIOptions:
         if base_url is None:
             raise _bad("option 'base_url' is required (e.g. http://127.0.0.1:8080)")
         if not base_url.startswith(("http://", "https://")):
-            raise _bad(f"base_url must start with http:// or https://, not {base_url!r}")
+            raise _bad(f"base_url must start with http:// or https://, not {mask_text(base_url)!r}")
         api_key = _text(options, "api_key")
         env_name = _text(options, "api_key_env")
         if api_key is None and env_name is not None:
@@ -128,7 +134,8 @@ class OpenAIOptions:
         if not isinstance(headers, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in headers.items()
         ):
-            raise _bad(f"option 'headers' must map strings to strings, not {headers!r}")
+            shown = mask_data(headers, "headers")
+            raise _bad(f"option 'headers' must map strings to strings, not {shown!r}")
         retries = options.get("retries", 2)
         if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
             raise _bad(f"option 'retries' must be an integer >= 0, not {retries!r}")
@@ -184,6 +191,12 @@ class OpenAIChat:
         self.options = options
         base = options.base_url.rstrip("/")
         self.url = base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
+        self._shown_url = mask_url(self.url)  # what messages say: no password in it
+        # what is masked in every message, on top of the shapes: the key and its fragments,
+        # the values of the configured credential headers
+        self._known = tuple(
+            s for s in (options.api_key, *secret_values(dict(options.headers), "headers")) if s
+        )
         self._sleep = sleep
         self._clock = clock
         self._opener = urllib.request.build_opener()
@@ -247,7 +260,9 @@ class OpenAIChat:
             except _Retry as why:
                 if attempt == attempts:
                     tries = f"{attempt} attempt{'s' if attempt > 1 else ''}"
-                    raise LLMUnavailable(f"POST {self.url}: {why.reason} ({tries})") from None
+                    raise LLMUnavailable(
+                        self._redact(f"POST {self._shown_url}: {why.reason} ({tries})")
+                    ) from None
                 self._sleep(self._wait(attempt, why.retry_after))
                 continue
             end = self._clock()
@@ -264,8 +279,7 @@ class OpenAIChat:
         return min(wanted, self.options.max_backoff_s)
 
     def _redact(self, text: str) -> str:
-        key = self.options.api_key
-        return text.replace(key, "***") if key else text
+        return mask_text(text, self._known, fragments=True)
 
     def _detail(self, raw: bytes) -> str:
         """The server's own error message: OpenAI and llama.cpp nest it in ``error``, vLLM
@@ -302,7 +316,7 @@ class OpenAIChat:
             said = f"{status}: {detail}" if detail else status
             if e.code == 429 or e.code >= 500:
                 raise _Retry(said, _retry_after(e.headers.get("Retry-After"))) from None
-            raise LLMError(f"POST {self.url}: {said}") from None
+            raise LLMError(f"POST {self._shown_url}: {said}") from None
         except TimeoutError:
             raise _Retry(f"no answer within {timeout:g} s") from None
         except urllib.error.URLError as e:
@@ -313,7 +327,7 @@ class OpenAIChat:
             raise _Retry(f"connection failed: {self._redact(str(e) or type(e).__name__)}") from None
 
     def _completion(self, raw: bytes, timings: dict[str, float]) -> Completion:
-        where = f"POST {self.url}: HTTP 200 OK but"
+        where = f"POST {self._shown_url}: HTTP 200 OK but"
         try:
             data = json.loads(raw.decode("utf-8"))
         except ValueError:

@@ -6,6 +6,7 @@ Everything found wrong is reported (and loading goes on where it can), so that o
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -203,7 +204,7 @@ class Loader:
             root=root,
             description=_str(meta.get("description")),
             locale=_str(meta.get("locale")) or "zh-CN",
-            thresholds={**DEFAULT_THRESHOLDS, **_dict(meta.get("thresholds"))},
+            thresholds=_thresholds(meta.get("thresholds")),
             messages={**DEFAULT_MESSAGES, **_dict(meta.get("messages"))},
             rules=tuple(rules),
             cases=tuple(cases),
@@ -399,6 +400,27 @@ def _list(v: Any) -> Sequence[Any]:
 
 def _dict(v: Any) -> dict[str, Any]:
     return v if isinstance(v, dict) else {}
+
+
+# what pack.json allows for each threshold; a value outside (CH010 / CH013 said so) is replaced
+# by the default, so that the stages after the schema never read a string or a huge number
+_THRESHOLD_RANGE: Mapping[str, tuple[type, float, float]] = {
+    "uncertainty": (float, 0.0, 1.0),
+    "max_retries": (int, 0, 10),
+    "retrieval_top_k": (int, 1, 50),
+}
+
+
+def _thresholds(v: Any) -> dict[str, float | int]:
+    out = dict(DEFAULT_THRESHOLDS)
+    for key, value in _dict(v).items():
+        kind, low, high = _THRESHOLD_RANGE.get(key, (float, -math.inf, math.inf))
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if kind is int and not isinstance(value, int):
+            number = False
+        if number and math.isfinite(value) and low <= value <= high:
+            out[key] = value
+    return out
 
 
 def load_pack(

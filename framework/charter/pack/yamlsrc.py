@@ -51,6 +51,12 @@ class _Source:
         return Location(self.path, *self.pos(index), *self.pos(end))
 
 
+# A scalar longer than this is located as a whole, not character by character: mapping each
+# character to the file costs some 200 bytes a character (2 GB for a 10-million-character
+# literal), and no DSL expression is this long (CH113 stops at 20,000 characters).
+MAX_ALIGNED = 100_000
+
+
 @dataclass(frozen=True)
 class LocatedDoc:
     """One loaded YAML file: its plain ``data`` and a way back from a pointer to the source."""
@@ -125,7 +131,7 @@ class LocatedDoc:
         ``end_offset`` is exclusive, like a slice, and gives an exclusive ``end_col``.
         """
         node, _, exact = self._resolve(ptr)
-        if not exact or not isinstance(node, ScalarNode):
+        if not exact or not isinstance(node, ScalarNode) or len(node.value) > MAX_ALIGNED:
             return self.loc(ptr)
         spans = self._src.spans.get(id(node))
         first = _content_start(self.text, node) + (1 if node.style in ("'", '"') else 0)

@@ -13,27 +13,31 @@ exactly like a user who never existed.
 from __future__ import annotations
 
 import asyncio
-import json
+import logging
 import os
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
+import sqlalchemy as sa
 from fastapi import Depends, FastAPI, Path, Query, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import ValidationError
 
 from charter._version import __version__
 from charter.agent import Agent
 from charter.config import Config
+from charter.goals.migrations import SchemaError
 from charter.llm.errors import LLMError
 from charter.registry import Registry
 from charter.serve import views
-from charter.serve.auth import MAX_ID, Tenants, check_id, scoped, tenant_problems
-from charter.serve.errors import ApiError, ErrorBody, install, validation_message
-from charter.serve.middleware import AccessLog, BodyLimit
+from charter.serve.auth import Tenants, scoped, tenant_problems
+from charter.serve.body import parse_turn
+from charter.serve.errors import ApiError, ErrorBody, install
+from charter.serve.faults import RETRY_AFTER_S, database_error, database_failure, read_retried
+from charter.serve.ids import MAX_ID, USER_ID_RULE, check_id, check_user_id
+from charter.serve.middleware import BODY_TIMEOUT_S, AccessLog, BodyLimit
 from charter.serve.models import (
     Alive,
     Facts,
@@ -47,6 +51,7 @@ from charter.serve.models import (
     TurnRequest,
 )
 
+log = logging.getLogger("charter.serve")
 AgentFactory = Callable[[], Agent]
 DESCRIPTION = """\
 Charter's agent over HTTP. Every endpoint but `/healthz` needs `Authorization: Bearer <token>`,
@@ -104,7 +109,14 @@ async def _tenant(
 Tenant = Annotated[str, Depends(_tenant)]
 UserId = Annotated[
     str,
-    Path(min_length=1, max_length=MAX_ID, description="The user, within the caller's tenant."),
+    Path(
+        min_length=1,
+        max_length=MAX_ID,
+        description=f"The user, within the caller's tenant: {USER_ID_RULE}.",
+    ),
+]
+SessionFilter = Annotated[
+    str | None, Query(min_length=1, max_length=MAX_ID, description="Only this session.")
 ]
 
 
@@ -114,7 +126,7 @@ def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 def _user(request: Request, tenant: str, user_id: str) -> tuple[Agent, str]:
     """The agent and the stored id of a user of this tenant; 404 for anyone else."""
-    check_id("user_id", user_id)
+    check_user_id("user_id", user_id)
     agent = _service(request).ready()
     stored = scoped(tenant, user_id)
     if not views.known(agent.parts, stored, tenant):
@@ -122,37 +134,17 @@ def _user(request: Request, tenant: str, user_id: str) -> tuple[Agent, str]:
     return agent, stored
 
 
-def parse_turn(body: bytes) -> TurnRequest:
-    if not body.strip():
-        raise ApiError(400, "malformed_json", "the request body is empty: send a JSON object")
-    try:
-        data = json.loads(body)
-    except UnicodeDecodeError:
-        raise ApiError(400, "malformed_json", "the request body is not UTF-8") from None
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
-        raise ApiError(
-            400, "malformed_json", f"the request body is not valid JSON: {exc.msg} at {where}"
-        ) from None
-    except RecursionError:  # [[[[…]]]]: nested deeper than the parser goes
-        raise ApiError(400, "malformed_json", "the request body is nested too deeply") from None
-    if not isinstance(data, dict):
-        raise ApiError(422, "invalid_request", "the request body must be a JSON object")
-    try:
-        return TurnRequest.model_validate(data)
-    except ValidationError as exc:
-        raise ApiError(422, "invalid_request", validation_message(exc.errors())) from None
-
-
 def create_app(
     config: Config,
     *,
     agent_factory: AgentFactory | None = None,
     environ: Mapping[str, str] | None = None,
+    body_timeout_s: float = BODY_TIMEOUT_S,
 ) -> FastAPI:
     """The application for a configuration that passes ``Config.check_serve`` (else
     ValueError). ``agent_factory`` makes the agent when the application starts (default:
-    the configured pack, model backend and database); the application closes it at shutdown."""
+    the configured pack, model backend and database); the application closes it at shutdown.
+    ``body_timeout_s`` bounds the time a request's body may take to arrive (408 after)."""
     env = os.environ if environ is None else environ
     problems = [d for d in (*config.check_serve(env), *tenant_problems(config)) if d.is_error]
     if problems:
@@ -168,7 +160,12 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # a pack compiles and stores migrate here: off the event loop
-        service.agent = await asyncio.to_thread(service.factory)
+        try:
+            service.agent = await asyncio.to_thread(service.factory)
+        except (ImportError, sa.exc.SQLAlchemyError, SchemaError) as exc:
+            # uvicorn logs the exception by its type only (logs.JsonFormatter): say why here
+            log.error(database_failure(config.database.url, exc))
+            raise
         try:
             yield
         finally:
@@ -185,7 +182,8 @@ def create_app(
     )
     app.state.service = service
     install(app)
-    app.add_middleware(BodyLimit, max_bytes=config.serve.max_body_bytes)
+    app.add_exception_handler(sa.exc.SQLAlchemyError, database_error)
+    app.add_middleware(BodyLimit, max_bytes=config.serve.max_body_bytes, timeout_s=body_timeout_s)
     app.add_middleware(AccessLog)  # the outermost: it sees the 413s too
     _routes(app, service)
     return app
@@ -203,7 +201,7 @@ def _routes(app: FastAPI, service: Service) -> None:
         "/v1/turns",
         summary="Run one turn",
         tags=["turns"],
-        responses={200: {"model": TurnReply}, **_errors(400, 401, 413, 422, 502, 503)},
+        responses={200: {"model": TurnReply}, **_errors(400, 401, 408, 413, 422, 502, 503)},
         openapi_extra=turn_body,
     )
     async def turn(request: Request, tenant: Tenant) -> JSONResponse:
@@ -236,27 +234,33 @@ def _routes(app: FastAPI, service: Service) -> None:
         "/v1/users/{user_id}/memory",
         summary="List a user's active facts",
         tags=["memory"],
-        responses={200: {"model": Facts}, **_errors(401, 404, 422)},
+        responses={200: {"model": Facts}, **_errors(401, 404, 422, 503)},
     )
     def memory(request: Request, tenant: Tenant, user_id: UserId) -> JSONResponse:
-        agent, stored = _user(request, tenant, user_id)
-        return JSONResponse(views.facts(agent.parts, stored, user_id))
+        def read() -> JSONResponse:
+            agent, stored = _user(request, tenant, user_id)
+            return JSONResponse(views.facts(agent.parts, stored, user_id))
+
+        return read_retried(read)
 
     @app.get(
         "/v1/users/{user_id}/memory/export",
         summary="Export everything held about a user",
         tags=["memory"],
-        responses={200: {"model": MemoryExport}, **_errors(401, 404, 422)},
+        responses={200: {"model": MemoryExport}, **_errors(401, 404, 422, 503)},
     )
     def export(request: Request, tenant: Tenant, user_id: UserId) -> JSONResponse:
-        agent, stored = _user(request, tenant, user_id)
-        return JSONResponse(views.export(agent.parts, stored, user_id))
+        def read() -> JSONResponse:
+            agent, stored = _user(request, tenant, user_id)
+            return JSONResponse(views.export(agent.parts, stored, user_id))
+
+        return read_retried(read)
 
     @app.delete(
         "/v1/users/{user_id}",
         summary="Forget a user: facts, summaries, turns and traces",
         tags=["memory"],
-        responses={200: {"model": Forgotten}, **_errors(401, 404, 422)},
+        responses={200: {"model": Forgotten}, **_errors(401, 404, 422, 503)},
     )
     def forget(request: Request, tenant: Tenant, user_id: UserId) -> JSONResponse:
         agent, stored = _user(request, tenant, user_id)
@@ -267,24 +271,28 @@ def _routes(app: FastAPI, service: Service) -> None:
         "/v1/users/{user_id}/goals",
         summary="A user's goal trees",
         tags=["goals"],
-        responses={200: {"model": Goals}, **_errors(401, 404, 422)},
+        responses={200: {"model": Goals}, **_errors(401, 404, 422, 503)},
     )
     def goals(
         request: Request,
         tenant: Tenant,
         user_id: UserId,
-        session_id: Annotated[
-            str | None, Query(min_length=1, max_length=MAX_ID, description="Only this session.")
-        ] = None,
+        session_id: SessionFilter = None,
     ) -> JSONResponse:
-        agent, stored = _user(request, tenant, user_id)
-        return JSONResponse(views.goals(agent.parts, stored, user_id, session_id))
+        if session_id is not None:
+            check_id("session_id", session_id)
+
+        def read() -> JSONResponse:
+            agent, stored = _user(request, tenant, user_id)
+            return JSONResponse(views.goals(agent.parts, stored, user_id, session_id))
+
+        return read_retried(read)
 
     @app.get(
         "/v1/traces/{trace_id}",
         summary="One turn's trace",
         tags=["traces"],
-        responses={200: {"model": TraceOut}, **_errors(401, 404, 422)},
+        responses={200: {"model": TraceOut}, **_errors(401, 404, 422, 503)},
     )
     def trace(
         request: Request,
@@ -292,9 +300,10 @@ def _routes(app: FastAPI, service: Service) -> None:
         trace_id: Annotated[str, Path(min_length=1, max_length=MAX_ID)],
     ) -> JSONResponse:
         check_id("trace_id", trace_id)
-        agent = service.ready()
-        store = agent.parts.traces
-        found = store.get(trace_id, tenant=tenant) if store is not None else None
+        store = service.ready().parts.traces
+        found = (
+            read_retried(lambda: store.get(trace_id, tenant=tenant)) if store is not None else None
+        )
         if found is None:
             raise ApiError(404, "not_found", f"no trace '{trace_id}'")
         request.state.trace_id = found.id
@@ -304,26 +313,32 @@ def _routes(app: FastAPI, service: Service) -> None:
         "/v1/traces",
         summary="The newest traces, of one user or of the tenant",
         tags=["traces"],
-        responses={200: {"model": Traces}, **_errors(401, 404, 422)},
+        responses={200: {"model": Traces}, **_errors(401, 404, 422, 503)},
     )
     def traces(
         request: Request,
         tenant: Tenant,
         user_id: Annotated[str | None, Query(min_length=1, max_length=MAX_ID)] = None,
-        session_id: Annotated[str | None, Query(min_length=1, max_length=MAX_ID)] = None,
+        session_id: SessionFilter = None,
         limit: Annotated[int, Query(ge=1, le=100)] = 20,
     ) -> JSONResponse:
-        if user_id is not None:
-            agent, stored = _user(request, tenant, user_id)
-        else:
-            agent, stored = service.ready(), None
-        store = agent.parts.traces
-        found = (
-            []
-            if store is None
-            else store.list(user_id=stored, session_id=session_id, limit=limit, tenant=tenant)
-        )
-        return JSONResponse({"traces": [views.trace(t.as_dict(), tenant) for t in found]})
+        if session_id is not None:
+            check_id("session_id", session_id)
+
+        def read() -> JSONResponse:
+            if user_id is not None:
+                agent, stored = _user(request, tenant, user_id)
+            else:
+                agent, stored = service.ready(), None
+            store = agent.parts.traces
+            found = (
+                []
+                if store is None
+                else store.list(user_id=stored, session_id=session_id, limit=limit, tenant=tenant)
+            )
+            return JSONResponse({"traces": [views.trace(t.as_dict(), tenant) for t in found]})
+
+        return read_retried(read)
 
     @app.get(
         "/v1/health",
@@ -334,7 +349,9 @@ def _routes(app: FastAPI, service: Service) -> None:
     def health(request: Request, tenant: Tenant) -> JSONResponse:
         agent = service.ready()
         data, ok = views.health(agent, tenant, service.config.model.backend, service.counts)
-        return JSONResponse(data, status_code=200 if ok else 503)
+        if ok:
+            return JSONResponse(data)
+        return JSONResponse(data, status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)})
 
     @app.get(
         "/healthz",
@@ -344,3 +361,14 @@ def _routes(app: FastAPI, service: Service) -> None:
     )
     async def healthz() -> JSONResponse:
         return JSONResponse({"status": "ok"})
+
+    @app.head(
+        "/healthz",
+        summary="Liveness, headers only",
+        tags=["health"],
+        responses={200: {"description": "The process answers."}},
+    )
+    async def healthz_head() -> Response:
+        # the GET's headers without its body (a HEAD's body would break the connection)
+        length = len(JSONResponse({"status": "ok"}).body)
+        return Response(media_type="application/json", headers={"content-length": str(length)})

@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -24,27 +23,7 @@ from charter.diagnostics import Diagnostic, Location, error
 from charter.serve.errors import ApiError
 
 SEPARATOR = ":"
-MAX_ID = 128
 _REALM = 'Bearer realm="charter"'
-
-
-def id_problem(value: str) -> str | None:
-    """Why ``value`` cannot be a user or session id, or None: 1 to 128 characters, none of
-    them a control character (they would forge log lines and break terminals)."""
-    if not value:
-        return "must not be empty"
-    if len(value) > MAX_ID:
-        return f"must be at most {MAX_ID} characters"
-    if any(unicodedata.category(c) == "Cc" for c in value):
-        return "must not contain control characters"
-    return None
-
-
-def check_id(name: str, value: str) -> str:
-    problem = id_problem(value)
-    if problem is not None:
-        raise ApiError(422, "invalid_request", f"{name}: {problem}")
-    return value
 
 
 def scoped(tenant: str, user_id: str) -> str:

@@ -13,11 +13,15 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
+
+from charter.serve.logs import logged_path
 
 log = logging.getLogger("charter.serve")
+CLIENT_CLOSED = 499
 
 # a stable code per status for errors the framework raises
 CODES = {
@@ -25,6 +29,7 @@ CODES = {
     401: "unauthorized",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     413: "payload_too_large",
     422: "invalid_request",
     500: "internal",
@@ -99,18 +104,26 @@ async def _invalid(request: Request, exc: Exception) -> JSONResponse:
     return error_response(422, "invalid_request", validation_message(exc.errors()))
 
 
-async def _internal(request: Request, exc: Exception) -> JSONResponse:
-    # the type and the frames, not the message: a backend's message may quote the user
+async def internal(request: Request, exc: Exception) -> JSONResponse:
+    """A 500 for a bug, logged by the exception's type and frames, not its message (a
+    backend's message may quote the user), and by the route, not the path (no user id)."""
     log.error(
         "unhandled error",
-        extra={"error": type(exc).__name__, "path": request.url.path},
+        extra={"error": type(exc).__name__, "path": logged_path(request.scope)},
         exc_info=(type(exc), exc, exc.__traceback__),
     )
     return error_response(500, "internal", "internal error; the server log has the details")
+
+
+async def _disconnected(request: Request, exc: Exception) -> Response:
+    # the client went away before its body was complete: nobody to answer, nothing to log
+    # but the access line (499, as nginx says it)
+    return Response(status_code=CLIENT_CLOSED)
 
 
 def install(app: FastAPI) -> None:
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid)
-    app.add_exception_handler(Exception, _internal)
+    app.add_exception_handler(ClientDisconnect, _disconnected)
+    app.add_exception_handler(Exception, internal)

@@ -3,9 +3,9 @@
 A record's message and the fields in ``FIELDS`` (passed as ``extra=``) are written; nothing
 else of the record is, so a field added by a library cannot leak into the log. The access log
 (``charter.serve.access``) has one line per request: method, path (the route's template, such
-as ``/v1/users/{user_id}/memory``, so no user id is logged), status, duration, tenant and the
-turn's trace id. Tokens, bodies and user text are never logged; an exception is logged by its
-type and its frames, not its message, which may quote the user.
+as ``/v1/users/{user_id}/memory``, so no user id is logged: ``logged_path``), status,
+duration, tenant and the turn's trace id. Tokens, bodies and user text are never logged; an
+exception is logged by its type and its frames, not its message, which may quote the user.
 """
 
 from __future__ import annotations
@@ -14,10 +14,41 @@ import datetime as dt
 import json
 import logging
 import traceback
+from collections.abc import Mapping
 from typing import Any
 
-FIELDS = ("method", "path", "status", "duration_ms", "tenant", "trace_id", "error", "domain")
+FIELDS = (
+    "method",
+    "path",
+    "status",
+    "duration_ms",
+    "tenant",
+    "trace_id",
+    "error",
+    "fault",
+    "domain",
+)
 ACCESS = "charter.serve.access"
+UNKNOWN_SEGMENT = "{?}"
+
+
+def logged_path(scope: Mapping[str, Any]) -> str:
+    """The path a log line may show: the template of the route that matched
+    (``/v1/users/{user_id}/memory``), else the path with every segment that is no literal
+    segment of a route replaced by ``{?}`` (``/v1/users/{?}/{?}/memory`` for an id with a
+    ``/``): a path no route matched still never puts an id in the log."""
+    template = getattr(scope.get("route"), "path", None)
+    if isinstance(template, str) and template:
+        return template
+    literals = {
+        segment
+        for route in getattr(scope.get("app"), "routes", ())
+        for segment in str(getattr(route, "path", "")).split("/")
+        if "{" not in segment
+    }
+    return "/".join(
+        s if s in literals else UNKNOWN_SEGMENT for s in str(scope.get("path", "")).split("/")
+    )
 
 
 class JsonFormatter(logging.Formatter):

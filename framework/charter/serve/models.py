@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from charter.serve.auth import MAX_ID, id_problem
+from charter.serve.ids import MAX_ID, USER_ID_RULE, id_problem, text_problem, user_id_problem
 
 MAX_TEXT = 4000  # characters of one user message
 _ROLE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
@@ -24,7 +24,9 @@ class TurnRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     user_id: str = Field(
-        min_length=1, max_length=MAX_ID, description="The user, within the caller's tenant."
+        min_length=1,
+        max_length=MAX_ID,
+        description=f"The user, within the caller's tenant: {USER_ID_RULE}.",
     )
     session_id: str = Field(min_length=1, max_length=MAX_ID, description="The conversation.")
     text: str = Field(min_length=1, max_length=MAX_TEXT, description="What the user wrote.")
@@ -35,9 +37,17 @@ class TurnRequest(BaseModel):
         default=None, max_length=MAX_ID, description="The consent version the user gave."
     )
 
-    @field_validator("user_id", "session_id", "consent")
+    @field_validator("user_id")
     @classmethod
-    def _no_controls(cls, value: str | None) -> str | None:
+    def _a_user_id(cls, value: str) -> str:
+        problem = user_id_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
+    @field_validator("session_id", "consent")
+    @classmethod
+    def _an_id(cls, value: str | None) -> str | None:
         problem = None if value is None else id_problem(value)
         if problem is not None:
             raise ValueError(problem)
@@ -45,9 +55,12 @@ class TurnRequest(BaseModel):
 
     @field_validator("text")
     @classmethod
-    def _not_blank(cls, value: str) -> str:
+    def _storable(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be blank")
+        problem = text_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
     @field_validator("role")
@@ -149,12 +162,17 @@ class Traces(BaseModel):
 class Health(BaseModel):
     model_config = ConfigDict(extra="allow")
 
-    status: str = Field(description="ok, or degraded when the database cannot be reached")
+    status: str = Field(
+        description="ok, or degraded when the database cannot take writes (database.fault)"
+    )
     version: str
     tenant: str
     pack: dict[str, Any]
     model: dict[str, Any]
-    database: dict[str, Any]
+    database: dict[str, Any] = Field(
+        description="dialect, reachable, writable, and fault: null, unreachable, read-only, "
+        "locked or connection lost"
+    )
     breakers: list[dict[str, Any]]
     counts: dict[str, int]
 

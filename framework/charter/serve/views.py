@@ -19,6 +19,7 @@ from charter.memory.records import Accessor
 from charter.memory.short_term import TURNS, SqlShortTermStore
 from charter.memory.tables import MEMORY_FACT
 from charter.serve.auth import unscoped
+from charter.serve.faults import LOST, UNAVAILABLE, probe
 from charter.traces.model import jsonable
 
 ACTOR = "serve"  # who reads and forgets, in the memory audit trail
@@ -83,25 +84,17 @@ def trace(data: dict[str, Any], tenant: str) -> dict[str, Any]:
     return out
 
 
-def database_reachable(parts: Parts) -> bool:
-    try:
-        with parts.facts.engine.connect() as conn:
-            conn.execute(sa.text("SELECT 1"))
-    except Exception:  # any failure is the answer: unreachable
-        return False
-    return True
-
-
 def health(
     agent: Agent, tenant: str, backend: str, counts: dict[str, int]
 ) -> tuple[dict[str, Any], bool]:
-    """What is loaded and whether it works; the flag is False when the database is down."""
+    """What is loaded and whether it works; the flag is False when the database cannot be
+    reached or cannot take writes (read-only, locked): a turn would fail."""
     p = agent.parts
     pack = p.pack
-    reachable = database_reachable(p)
+    fault = probe(p.facts.engine)
     breakers = p.runner.breakers.snapshots() if p.runner is not None else []
     data = {
-        "status": "ok" if reachable else "degraded",
+        "status": "ok" if fault is None else "degraded",
         "version": __version__,
         "tenant": tenant,
         "pack": {
@@ -115,7 +108,9 @@ def health(
         "model": {"backend": backend},
         "database": {
             "dialect": p.facts.engine.dialect.name,
-            "reachable": reachable,
+            "reachable": fault not in (LOST, UNAVAILABLE),
+            "writable": fault is None,
+            "fault": fault,
         },
         "breakers": [
             {
@@ -128,4 +123,4 @@ def health(
         ],
         "counts": dict(counts),
     }
-    return data, reachable
+    return data, fault is None

@@ -32,6 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
 from charter.goals.migrations import MigratedStore, Migration, transaction
+from charter.goals.privacy import scrub_json
 
 COMPONENT = "executions"
 Clock = Callable[[], datetime]
@@ -106,9 +107,19 @@ def utcnow() -> datetime:
 
 
 class ExecutionLedger(MigratedStore):
-    def __init__(self, url: str | Engine, *, clock: Clock = utcnow, poll_s: float = 0.02) -> None:
+    def __init__(
+        self,
+        url: str | Engine,
+        *,
+        clock: Clock = utcnow,
+        poll_s: float = 0.02,
+        scrub: Callable[[str], str] = str,
+    ) -> None:
         self._clock = clock
         self._poll_s = poll_s
+        # an agent's ledger keeps no personal data in clear (issue 16): the arguments and the
+        # outcome are stored scrubbed, so a replay tells the user the same, scrubbed
+        self._scrub = scrub
         super().__init__(url, COMPONENT, EXECUTION_MIGRATIONS)
 
     def once(
@@ -156,16 +167,34 @@ class ExecutionLedger(MigratedStore):
             conn.execute(
                 sa.update(EXECUTIONS)
                 .where(EXECUTIONS.c.key == key)
-                .values(state=state, outcome=executed.as_json(), finished_at=self._clock())
+                .values(
+                    state=state,
+                    outcome=self._scrubbed(executed).as_json(),
+                    finished_at=self._clock(),
+                )
             )
         return executed
+
+    def _scrubbed(self, e: Executed) -> Executed:
+        return Executed(
+            status=e.status,
+            text=self._scrub(e.text),
+            result=scrub_json(json.loads(json.dumps(e.result, default=str)), self._scrub),
+            failure=e.failure,
+            detail=self._scrub(e.detail),
+            message=self._scrub(e.message),
+        )
 
     def _claim(self, key: str, skill: str, args: Mapping[str, Any]) -> bool:
         values = {
             "key": key,
             "skill": skill,
             "state": "running",
-            "args": json.dumps(dict(args), ensure_ascii=False, sort_keys=True, default=str),
+            "args": json.dumps(
+                scrub_json(json.loads(json.dumps(dict(args), default=str)), self._scrub),
+                ensure_ascii=False,
+                sort_keys=True,
+            ),
             "created_at": self._clock(),
         }
         with transaction(self._engine, write=True) as conn:

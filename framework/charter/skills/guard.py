@@ -14,12 +14,14 @@ from typing import Any
 
 import jsonschema
 import jsonschema_rs
+import regex
 
 from charter.compile.build import Builder, Test
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
 from charter.compile.primitives import literals_of
 from charter.dsl import ast as A
+from charter.patterns import PatternTimeout, bounded
 from charter.registry import Registry
 from charter.skills.spec import SkillContract
 
@@ -60,6 +62,26 @@ def _dotted(path: Any) -> str:
     return ".".join(str(p) for p in path if not isinstance(p, int))
 
 
+def _bounded_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    """jsonschema's ``pattern`` with a time bound: a contract's pattern runs on arguments a
+    user or the model chose, and jsonschema's own uses ``re`` (jsonschema-rs, which answers
+    first, uses a linear-time engine). A pattern that runs out of time does not match."""
+    if not validator.is_type(instance, "string"):
+        return
+    try:
+        found = bounded(pattern).search(instance)
+    except (PatternTimeout, regex.error):
+        found = None
+    if found is None:
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+# the reference validator, its `pattern` bounded in time
+_Validator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
+    jsonschema.Draft202012Validator, {"pattern": _bounded_pattern}
+)
+
+
 class ContractGuard:
     """The compiled checks of one contract."""
 
@@ -69,10 +91,8 @@ class ContractGuard:
         # microsecond, which is every call's question; jsonschema (the reference
         # implementation) explains an invalid instance, which is rare and worth its ~30 µs.
         checker = jsonschema.FormatChecker()
-        self._input = jsonschema.Draft202012Validator(contract.input_schema, format_checker=checker)
-        self._output = jsonschema.Draft202012Validator(
-            contract.output_schema, format_checker=checker
-        )
+        self._input = _Validator(contract.input_schema, format_checker=checker)
+        self._output = _Validator(contract.output_schema, format_checker=checker)
         self._fast_input = jsonschema_rs.Draft202012Validator(
             contract.input_schema, validate_formats=True
         )

@@ -34,6 +34,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from charter.goals.migrations import MigratedStore, transaction
+from charter.goals.privacy import scrub_json
 from charter.goals.tables import as_utc
 from charter.skills.tickets_migrations import COMPONENT, TICKET_MIGRATIONS
 
@@ -194,8 +195,13 @@ class TicketStore(MigratedStore):
     ``close(ticket_id, note)`` closes a *ticket*; the store's own connections are released by
     ``dispose()`` or by leaving its ``with`` block."""
 
-    def __init__(self, url: str | Engine, *, clock: Clock = utcnow) -> None:
+    def __init__(
+        self, url: str | Engine, *, clock: Clock = utcnow, scrub: Callable[[str], str] = str
+    ) -> None:
         self._clock = clock
+        # an agent's store scrubs what users typed like memory does (issue 16): the reason,
+        # the summary and every text of the context (the query, a skill's arguments)
+        self._scrub = scrub
         super().__init__(url, COMPONENT, TICKET_MIGRATIONS)
 
     def _now(self) -> datetime:
@@ -218,7 +224,8 @@ class TicketStore(MigratedStore):
         """A new ``open`` ticket with the next id of this database. Raises ValueError for an
         empty user, session, domain, reason or queue, or a context JSON cannot hold."""
         _require(user_id=user_id, session_id=session_id, domain=domain, reason=reason, queue=queue)
-        text = _context_text(context)
+        text = _context_text(scrub_json(dict(context or {}), self._scrub))
+        reason, summary = self._scrub(reason), self._scrub(summary)
         now = self._now()
         with transaction(self._engine, write=True) as conn:
             if conn.dialect.name == "postgresql":

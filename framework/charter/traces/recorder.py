@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any
 
+from charter.masking import mask_text
 from charter.traces.model import Default, Trace, TraceStep, jsonable, opaque
 
 Clock = Callable[[], float]
@@ -119,7 +120,8 @@ class StepHandle:
         end = self._recorder._clock()
         if exc is not None:
             kind, message = type(exc).__name__, str(exc)
-            self.outputs["error"] = f"{kind}: {message}" if message else kind
+            # an error text may quote a credential (a server's 401 names the key): masked
+            self.outputs["error"] = mask_text(f"{kind}: {message}" if message else kind)
         assert self._start is not None
         default = self._recorder._default
         self._step = TraceStep(

@@ -43,7 +43,7 @@ _CARD = re.compile(
 )
 
 
-def _issued(digits: str) -> bool:
+def issued(digits: str) -> bool:
     """Whether a card network uses the number's prefix (see the module docstring)."""
     first = digits[0]
     if first in "3456":
@@ -66,7 +66,7 @@ class BankCardExtractor:
             written = m.group()
             grouped = m.group("sep") is not None
             digits = written.replace(m.group("sep"), "") if grouped else written
-            if not _issued(digits) or not luhn.is_valid(digits):
+            if not issued(digits) or not luhn.is_valid(digits):
                 continue
             if len(digits) == 18 and id_number(digits) is not None:
                 continue

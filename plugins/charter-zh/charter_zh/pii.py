@@ -23,37 +23,117 @@ it is not reported; ``浙江省杭州市西湖区文三路90号`` is, with ``gen
 ``浙江省杭州市西湖区`` (``Address.region``: the levels the text left out are filled in when they are
 certain, so ``杭州市西湖区文三路90号`` generalises to the same).
 
+Recognizers see every spelling a user types, wider than their extractors (which read values
+a rule or a slot may use, and so refuse what is ambiguous): the text is first folded to
+half-width (``１３８``, ``　``, ``－``: one character for one, so spans stay those of the text),
+and digits written in groups that the extractors do not read (``110105-19491231-002X``,
+``1101 0519 4912 3100 2X``, ``6222.0268.1539.8387``, ``6222  0268 …``, ``+86 138-1234-5678``)
+are read as one number when, separators removed, it is one: an ID number with its check
+character and birth date, a card number passing Luhn with a network's prefix, a mobile number.
+A group of digits that is none of these (an order number, a date) is left alone.
+
 Recognizers are pure and cheap to build; the address data is read on the first ``recognize``.
 """
 
 from __future__ import annotations
 
+import re
+
+from stdnum import luhn
+
 from charter.extensions import PiiMatch
 from charter.protocols import Extractor, Item
 from charter_zh.address import AddressExtractor
-from charter_zh.bank_card import BankCardExtractor
-from charter_zh.id_card import IdCardExtractor
+from charter_zh.bank_card import BankCardExtractor, issued
+from charter_zh.id_card import IdCardExtractor, id_number
 from charter_zh.phone import PhoneExtractor
-from charter_zh.web import EmailExtractor
+from charter_zh.web import EmailExtractor, outside_links
+
+# full-width digits, letters, space and hyphen, and the dashes users type, folded one for one
+_WIDE: dict[int, int] = {
+    **{0xFF10 + i: ord("0") + i for i in range(10)},
+    **{0xFF21 + i: ord("A") + i for i in range(26)},
+    **{0xFF41 + i: ord("a") + i for i in range(26)},
+}
+_FOLD: dict[int, str | int] = {
+    **_WIDE,
+    **dict.fromkeys((0x3000, 0x00A0), " "),
+    **dict.fromkeys((0xFF0D, 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2212), "-"),
+    0xFF0E: ".",
+    0xFF0B: "+",
+}
+# digits in groups: one or two separators of one kind or another between digits, a trailing
+# check character X, an optional country code; never glued to ASCII letters or digits
+_GROUPED = re.compile(
+    r"(?<![0-9A-Za-z+])(?:\+?86[ \-]{0,2})?[0-9](?:[ .\-]{0,2}[0-9]){9,22}(?:[ .\-]{0,2}[Xx])?"
+    r"(?![0-9A-Za-z])"
+)
+_SEPARATORS = str.maketrans("", "", " .-")
+
+
+def fold(text: str) -> str:
+    """``text`` with full-width digits, letters, spaces and dashes made half-width, one
+    character for one (so every span of the folded text is a span of ``text``)."""
+    return text.translate(_FOLD)
+
+
+def _is_mobile(digits: str) -> bool:
+    return len(digits) == 11 and digits[0] == "1" and digits[1] in "3456789"
+
+
+def grouped_kind(written: str) -> str | None:
+    """The kind of personal data a run of grouped digits is, separators removed; or None."""
+    digits = written.translate(_SEPARATORS).upper()
+    if digits.startswith("+86"):
+        return "phone" if _is_mobile(digits[3:]) else None
+    if len(digits) == 18 and id_number(digits) is not None:
+        return "id_card"
+    if not digits.isdigit():
+        return None
+    if 16 <= len(digits) <= 19 and issued(digits) and luhn.is_valid(digits):
+        return "bank_card"
+    if _is_mobile(digits) or (len(digits) == 13 and digits[:2] == "86" and _is_mobile(digits[2:])):
+        return "phone"
+    return None
 
 
 class ExtractorRecognizer:
-    """A PII recognizer reporting the items of one extractor as matches of one kind."""
+    """A PII recognizer reporting the items of one extractor as matches of one kind, and the
+    grouped digits of that kind the extractor does not read (see the module docstring)."""
 
     def __init__(self, name: str, kind: str, placeholder: str, extractor: Extractor) -> None:
         self.name = name
         self.kind = kind
         self.placeholder = placeholder
         self.extractor = extractor
+        self.examples: tuple[str, ...] = ()  # see EXAMPLES
+        self.label = kind  # see LABELS
 
     def recognize(self, text: str) -> tuple[PiiMatch, ...]:
-        """Matches in order, never overlapping (the extractor's items are)."""
+        """Matches in order, never overlapping."""
         kind = self.kind
-        return tuple(
-            PiiMatch(item.start, item.end, item.text, kind, self.generalised(item))
-            for item in self.extractor.extract(text)
+        folded = fold(text)
+        found = [
+            PiiMatch(
+                item.start, item.end, text[item.start : item.end], kind, self.generalised(item)
+            )
+            for item in self.extractor.extract(folded)
             if self.keeps(item)
-        )
+        ]
+        if kind in ("id_card", "bank_card", "phone"):
+            taken = [(m.start, m.end) for m in found]
+            grouped = [
+                Item(g.start(), g.end(), g.group(), g.group(), None, None, {})
+                for g in _GROUPED.finditer(folded)
+                if grouped_kind(g.group()) == kind
+                and not any(g.start() < e and s < g.end() for s, e in taken)
+            ]
+            found += (
+                PiiMatch(i.start, i.end, text[i.start : i.end], kind, None)
+                for i in outside_links(folded, grouped)
+            )
+            found.sort(key=lambda m: m.start)
+        return tuple(found)
 
     def keeps(self, item: Item) -> bool:
         """Whether the item is personal data (every item, unless a subclass says otherwise)."""
@@ -78,12 +158,46 @@ class AddressRecognizer(ExtractorRecognizer):
         return region or None
 
 
+# sentences holding one value of each kind, as users write them: validation tries slot regexes
+# on them (CH308, a slot that would capture personal data)
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "id_card": (
+        "身份证号11010519491231002X",
+        "证件号码330106199001011240",
+        "身份证110105 19491231 002X",
+    ),
+    "bank_card": (
+        "退款请打到我的银行卡6222026815398387。",
+        "卡号6222021234567890128",
+        "卡号4111111111111111",
+        "卡号6222 0268 1539 8387",
+    ),
+    "phone": ("手机13812345678", "电话+8613812345678", "电话138-1234-5678"),
+    "email": ("邮箱zhang.san@example.com",),
+    "address": ("寄到浙江省杭州市西湖区文三路90号",),
+}
+
+
+# what a reply calls each kind (为保护您的信息安全，银行卡号不会用作订单号。)
+LABELS = {
+    "id_card": "身份证号",
+    "bank_card": "银行卡号",
+    "phone": "手机号",
+    "email": "邮箱地址",
+    "address": "详细地址",
+}
+
+
 def recognizers() -> tuple[ExtractorRecognizer, ...]:
     """The five recognizers of the plugin, newly built."""
-    return (
+    built = (
         ExtractorRecognizer("zh_id_card", "id_card", "[ID]", IdCardExtractor()),
         ExtractorRecognizer("zh_bank_card", "bank_card", "[BANK_CARD]", BankCardExtractor()),
         ExtractorRecognizer("zh_phone", "phone", "[PHONE]", PhoneExtractor()),
         ExtractorRecognizer("zh_email", "email", "[EMAIL]", EmailExtractor()),
         AddressRecognizer(),
     )
+    for r in built:
+        r.examples = EXAMPLES[r.kind]
+        r.label = LABELS[r.kind]
+    return built

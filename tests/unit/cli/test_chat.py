@@ -124,7 +124,7 @@ def test_three_turns_with_trace(chat: Chat) -> None:
         "              【约束合规】Y\n"
         "              【不确定性】低\n"
         "  events      slot_asked\n"
-        "  responses   builtin.slot_asked#1\n"
+        "  responses   builtin.slot_asked#2\n"
         "  answered    template, no generation\n"
         "  skills      none\n"
         "  trace       tr-ID\n"
@@ -387,7 +387,7 @@ def test_the_terminal_renderer(chat: Chat, monkeypatch: pytest.MonkeyPatch) -> N
         "              【约束合规】Y",
         "              【不确定性】低",
         "  events      slot_asked",
-        "  responses   builtin.slot_asked#1",
+        "  responses   builtin.slot_asked#2",
         "  answered    template, no generation",
         "  skills      none",
         "  trace       tr-ID",

@@ -95,7 +95,12 @@ FILE_CASES = [
     # CH403: values of the right type that are not allowed
     (
         "[model]\nmax_tokens = 0\n",
-        "charter.toml:2:1: CH403 model.max_tokens must be at least 1, not 0",
+        "charter.toml:2:1: CH403 model.max_tokens must be between 1 and 4096, not 0",
+        "",
+    ),
+    (
+        "[model]\nmax_tokens = 100000\n",
+        "charter.toml:2:1: CH403 model.max_tokens must be between 1 and 4096, not 100000",
         "",
     ),
     (
@@ -160,6 +165,12 @@ FILE_CASES = [
         "[database]\nurl = 'postgres://db/x'\n",
         "charter.toml:2:1: CH404 database.url uses the scheme 'postgres://'",
         "write postgresql://",
+    ),
+    (
+        "[database]\nurl = 'postgresql://u:p@ss@db/x'\n",
+        "charter.toml:2:1: CH404 database.url has an @ in its user name or password: "
+        "'postgresql://u:***@db/x'",
+        "percent-encode it: write p%40ss for the password p@ss",
     ),
     (
         "[database]\nurl = 'mysql+pymysql://db/x'\n",

@@ -11,7 +11,7 @@ import pytest
 from charter.config import Secret
 from charter.config_show import render_json, render_toml
 from tests.cli_run import RunCharter
-from tests.unit.config.helpers import Load
+from tests.unit.config.helpers import Load, headlines
 
 SENTINEL = "S3NT1NEL"
 
@@ -118,3 +118,97 @@ def test_a_file_that_is_not_toml_is_quoted_redacted(tmp_path: Path, charter: Run
         '    token = "***"',
     ]
     assert SENTINEL not in run.out + run.err
+
+
+SHAPES = """\
+[database]
+url = "postgresql://u:p%40ss@db:5433/shop?sslmode=require&password=pw2"
+[model]
+base_url = "http://llm:8081/v1?api_key=k1&model=m1"
+[model.options]
+access_token = "t1"
+"api-key" = "k2"
+max_token = 3
+pin = 1234
+extra = "sk-proj-abcdefgh"
+proxy = { host = "px", password = "pw3" }
+[model.options.headers]
+Authorization = "Bearer sk-abcdefgh"
+Accept = "application/json"
+X-Tenant = "acme"
+"""
+
+
+def test_secrets_are_masked_by_their_shape(load: Load) -> None:
+    config, diags = load(SHAPES)
+    masked = config.masked()
+    assert masked["database"]["url"] == (
+        "postgresql://u:***@db:5433/shop?sslmode=require&password=***"
+    )
+    assert masked["model"]["base_url"] == "http://llm:8081/v1?api_key=***&model=m1"
+    assert masked["model"]["options"] == {
+        "access_token": "***",
+        "api-key": "***",
+        "max_token": 3,
+        "pin": "***",
+        "extra": "***",
+        "proxy": {"host": "px", "password": "***"},
+        "headers": {"Authorization": "***", "Accept": "application/json", "X-Tenant": "***"},
+    }
+    assert headlines(diags) == [
+        "charter.toml:2:1: CH406 database.url contains a password (warning)",
+        "charter.toml:4:1: CH406 model.base_url contains a secret in its parameters (warning)",
+        "charter.toml:6:1: CH406 model.options.access_token is a secret written in the file "
+        "(warning)",
+        "charter.toml:7:1: CH406 model.options.api-key is a secret written in the file (warning)",
+        "charter.toml:9:1: CH406 model.options.pin is a secret written in the file (warning)",
+        "charter.toml:10:1: CH406 model.options.extra contains a secret (warning)",
+        "charter.toml:11:1: CH406 model.options.proxy.password is a secret written in the file "
+        "(warning)",
+        "charter.toml:13:1: CH406 model.options.headers.Authorization is a secret written in "
+        "the file (warning)",
+    ]
+    for text in (repr(config), render_toml(config), render_json(config)):
+        for secret in ("p%40ss", "pw2", "k1", "t1", "k2", "1234", "abcdefgh", "pw3", "acme"):
+            assert secret not in text, secret
+
+
+def test_redacted_sources_mask_by_shape(load: Load) -> None:
+    config, _ = load(SHAPES)
+    (text,) = config.redacted_sources().values()
+    assert text.splitlines() == [
+        "[database]",
+        'url = "postgresql://u:***@db:5433/shop?sslmode=require&password=***"',
+        "[model]",
+        'base_url = "http://llm:8081/v1?api_key=***&model=m1"',
+        "[model.options]",
+        'access_token = "***"',
+        '"api-key" = "***"',
+        "max_token = 3",
+        'pin = "***"',
+        'extra = "***"',
+        'proxy = { host = "px", password = "***" }',
+        "[model.options.headers]",
+        'Authorization = "***"',
+        'Accept = "application/json"',
+        'X-Tenant = "***"',
+    ]
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        (
+            "host=db port=5432 dbname=shop user=app password=kw1",
+            "CH404 CHARTER_DATABASE_URL is not a database URL: "
+            "'host=db port=5432 dbname=shop user=app password=***'",
+        ),
+        (
+            "sqlite://rel.db?key=kw2",
+            "CH404 CHARTER_DATABASE_URL is not a SQLite URL: 'sqlite://rel.db?key=***'",
+        ),
+    ],
+)
+def test_a_rejected_url_is_quoted_masked(load: Load, url: str, message: str) -> None:
+    _, diags = load(CHARTER_DATABASE_URL=url)
+    assert headlines(diags) == [f"<environment>: {message}"]

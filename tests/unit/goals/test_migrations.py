@@ -198,7 +198,7 @@ def test_sqlite_connections_use_wal_a_busy_timeout_and_foreign_keys(goal_sqlite_
             conn.exec_driver_sql(f"PRAGMA {p}").scalar()
             for p in ("journal_mode", "busy_timeout", "synchronous", "foreign_keys")
         ]
-    assert pragmas == ["wal", 30000, 1, 1]
+    assert pragmas == ["wal", 5000, 1, 1]
     engine.dispose()
 
 

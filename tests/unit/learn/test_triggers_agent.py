@@ -413,7 +413,7 @@ def test_a_question_for_a_slot_the_model_could_not_read_is_asked(open_agent: Ope
     assert (reply.verdict, reply.answered_by, reply.responses, reply.text) == (
         "ask",
         "template",
-        ("builtin.slot_asked#1",),
+        ("builtin.slot_asked#2",),
         "请问要查询第几季度？",
     )
     assert [e["kind"] for e in reply.events] == ["slot_asked"]

@@ -265,6 +265,51 @@ def test_401_is_an_error_naming_url_and_status_never_the_key(server: FakeServer)
     assert len(server.seen) == 1  # not retried
 
 
+LIVE = "sk-LiveMq8ZTx3vNw7Kp2Rb5Yc1d2e"
+
+
+@pytest.mark.parametrize(
+    ("server_says", "shown"),
+    [
+        (  # as OpenAI says it
+            "Incorrect API key provided: sk-LiveM*****1d2e. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            "Incorrect API key provided: ***. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+        ),
+        ("Incorrect API key provided: sk-LiveM...1d2e.", "Incorrect API key provided: ***."),
+        ("bad key Authorization: Bearer Kp2Rb5Yc1d2e", "bad key Authorization: *** ***"),
+        ("key starting LiveMq8ZT... refused", "key starting LiveMq8ZT... refused"),
+        ("key ending ...Yc1d2e refused", "key ending ...*** refused"),
+        ("key sk-Li refused", "key *** refused"),  # a prefix of 4 characters or more
+        ("key sk- refused", "key sk- refused"),  # 3: what every key of the kind starts with
+    ],
+)
+def test_a_refused_key_is_masked_whole_and_in_fragments(
+    server: FakeServer, server_says: str, shown: str
+) -> None:
+    server.reply(Reply(401, {"error": {"message": server_says, "code": 401}}))
+    with pytest.raises(LLMError) as e:
+        ask(make(server, api_key=LIVE))
+    assert str(e.value) == f"POST {server.endpoint}: HTTP 401 Unauthorized: {shown}"
+
+
+def test_credential_headers_and_url_secrets_are_masked(server: FakeServer) -> None:
+    server.reply(Reply(403, {"error": "X-Api-Key hdr-k3y-123 is not allowed, X-Tenant acme"}))
+    llm = make(
+        server,
+        base_url=f"{server.url}/v1?api-key=q1",
+        headers={"X-Api-Key": "hdr-k3y-123", "Accept": "application/json"},
+    )
+    with pytest.raises(LLMError) as e:
+        ask(llm)
+    # (the path is appended to a query written in base_url: all of it is the masked value)
+    assert str(e.value) == (
+        f"POST {server.url}/v1?api-key=***: HTTP 403 Forbidden: "
+        "X-Api-Key *** is not allowed, X-Tenant acme"
+    )
+
+
 @pytest.mark.parametrize(
     ("reply", "said"),
     [
@@ -351,9 +396,21 @@ def test_the_hierarchy() -> None:
             {"base_url": "http://h", "logprobs": "yes"},
             "option 'logprobs' must be true or false, not 'yes'",
         ),
+        (  # any header value may be a credential: not echoed
+            {"base_url": "http://h", "headers": {"X": 1, "Accept": 2}},
+            "option 'headers' must map strings to strings, not {'X': '***', 'Accept': 2}",
+        ),
         (
-            {"base_url": "http://h", "headers": {"X": 1}},
-            "option 'headers' must map strings to strings, not {'X': 1}",
+            {"base_url": "http://h", "headers": {"Authorization": ["Bearer sk-abcdef"]}},
+            "option 'headers' must map strings to strings, not {'Authorization': ['***']}",
+        ),
+        (
+            {"base_url": "http://h", "api_key": 12345678},
+            "option 'api_key' must be a non-empty string, not int",
+        ),
+        (
+            {"base_url": "ftp://u:pw-secret@h/?token=t0k"},
+            "base_url must start with http:// or https://, not 'ftp://u:***@h/?token=***'",
         ),
         (
             {"base_url": "http://h", "api_key_env": "NOPE"},

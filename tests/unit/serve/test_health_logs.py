@@ -30,7 +30,7 @@ def test_health(client: TestClient) -> None:
         "tenant": "globex",
         "pack": {"name": "ecommerce", "version": "0.1.0", "rules": 7, "skills": 5, "intents": 7},
         "model": {"backend": "scripted"},
-        "database": {"dialect": "sqlite", "reachable": True},
+        "database": {"dialect": "sqlite", "reachable": True, "writable": True, "fault": None},
         "breakers": [{"name": "order_lookup", "state": "closed", "strikes": 0, "retry_in_s": 0.0}],
         "counts": {"turns": 1, "turn_errors": 0, "in_flight": 0},
     }
@@ -46,10 +46,10 @@ def test_health_when_the_database_is_gone(
 
     monkeypatch.setattr(agent.parts.facts.engine, "connect", gone)
     r = client.get("/v1/health", headers=auth("acme"))
-    assert r.status_code == 503
+    assert (r.status_code, r.headers["retry-after"]) == (503, "5")
     assert (r.json()["status"], r.json()["database"]) == (
         "degraded",
-        {"dialect": "sqlite", "reachable": False},
+        {"dialect": "sqlite", "reachable": False, "writable": False, "fault": "unreachable"},
     )
 
 

@@ -154,3 +154,29 @@ def test_forget_keys_removes_them(ledger: ExecutionLedger) -> None:
     ledger.once("g2", "t", {}, Counting())
     assert ledger.forget_keys(["g1", "missing"]) == 1
     assert ledger.get("g1") is None and ledger.get("g2") is not None
+
+
+def test_arguments_and_outcomes_are_stored_scrubbed(url: str) -> None:
+    """An agent's ledger keeps no personal data in clear (issue 16): its scrubber runs over the
+    arguments and every text of the outcome, which a replay then tells as stored."""
+    card = "6222026815398387"
+
+    def scrub(text: str) -> str:
+        return text.replace(card, "[BANK_CARD]")
+
+    executed = Executed("ok", f"已转到{card}", {"card": card, "n": [card, 3]}, None, card, card)
+    with ExecutionLedger(url, scrub=scrub) as ledger:
+        first = ledger.once("g1", "transfer", {"payee_card": card}, lambda: executed)
+        again = ledger.once("g1", "transfer", {"payee_card": card}, lambda: executed)
+        with ledger.engine.connect() as conn:
+            rows = [str(tuple(r)) for r in conn.exec_driver_sql("SELECT * FROM skill_execution")]
+    assert first.executed == executed and not first.replayed  # the caller sees what ran
+    assert again.replayed and again.executed == Executed(
+        "ok",
+        "已转到[BANK_CARD]",
+        {"card": "[BANK_CARD]", "n": ["[BANK_CARD]", 3]},
+        None,
+        "[BANK_CARD]",
+        "[BANK_CARD]",
+    )
+    assert card not in "".join(rows) and "[BANK_CARD]" in "".join(rows)

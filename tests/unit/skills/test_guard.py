@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -558,3 +559,37 @@ def test_compiled_contract_messages_are_sorted_pairs(contract: SkillContract) ->
         "年份范围超出能力边界，仅支持2020-2023，请调整后重试"
     )
     assert contract.message_for("region", "type") is None
+
+
+REDOS = """\
+name: lookup
+description: 查询
+input_schema:
+  type: object
+  required: [code]
+  properties:
+    code: {type: string, pattern: "^(a+)+$"}
+    n: {type: integer}
+output_schema: {type: object}
+messages:
+  code.pattern: 编号格式不对
+"""
+
+
+def test_a_catastrophic_schema_pattern_is_warned_of_and_bounded(
+    tmp_path: Path, registry: Registry
+) -> None:
+    """Issue 16: a contract's ``pattern`` runs on what a user or the model chose; jsonschema
+    (which explains an invalid instance) would use ``re`` and backtrack for minutes."""
+    root = tmp_path / "pack"
+    (root / "skills").mkdir(parents=True)
+    (root / "pack.yaml").write_text("name: redos\nversion: 0.1.0\n", encoding="utf-8")
+    (root / "skills" / "lookup.yaml").write_text(REDOS, encoding="utf-8")
+    pack, diags = compile_path(root, registry, cache_dir=None)
+    found_codes = [(d.code, d.location.line, d.location.col) for d in diags if d.code != "CH323"]
+    assert found_codes == [("CH112", 7, 35)]  # at the pattern; no plugin implements lookup
+    assert pack is not None and pack.skills is not None
+    found = pack.skills.contract("lookup")
+    assert found is not None
+    violation = ContractGuard(found, registry, {}).check_args({"code": "a" * 5000 + "!", "n": "x"})
+    assert violation is not None and violation.keyword in ("pattern", "type")

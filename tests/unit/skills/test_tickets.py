@@ -418,3 +418,31 @@ def test_of_concurrent_closes_exactly_one_wins(db_url: str) -> None:
     for t in threads:
         t.join()
     assert sorted(outcomes) == ["closed"] + ["ticket T-000001 is already closed"] * (THREADS - 1)
+
+
+def test_an_agents_store_scrubs_what_users_typed(db_url: str) -> None:
+    """Issue 16: a hand-off ticket's reason, summary and every text of its context go through
+    the scrubber an agent gives the store (its memory write pipeline)."""
+    phone = "13812345678"
+
+    def scrub(text: str) -> str:
+        return text.replace(phone, "[PHONE]")
+
+    with TicketStore(db_url, scrub=scrub) as s:
+        t = s.open(
+            user_id="u1",
+            session_id="s1",
+            domain="ecommerce",
+            reason=f"error: 回电{phone}",
+            summary=f"手机{phone}",
+            context={"query": f"手机{phone}", "args": {"phone": phone, "n": 1}},
+        )
+        got = s.get(t.id)
+        with s.engine.connect() as conn:
+            rows = "".join(
+                str(tuple(r)) for r in conn.exec_driver_sql("SELECT * FROM skill_ticket")
+            )
+    assert got is not None
+    assert (got.reason, got.summary) == ("error: 回电[PHONE]", "手机[PHONE]")
+    assert got.context == {"query": "手机[PHONE]", "args": {"phone": "[PHONE]", "n": 1}}
+    assert phone not in rows

@@ -54,6 +54,11 @@ def spaced(number: str, sep: str = " ") -> str:
     return sep.join(number[i : i + 4] for i in range(0, len(number), 4))
 
 
+def full(text: str) -> str:
+    """Full-width digits, X, spaces and hyphens: what a Chinese input method types."""
+    return text.translate(str.maketrans("0123456789X -+", "０１２３４５６７８９Ｘ\u3000－＋"))
+
+
 # kind -> rows of (text, matched texts in order)
 POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
     "id_card": [
@@ -72,6 +77,12 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
         (f"身份证号是{ID4}吗", [ID4]),
         (f"见https://a.example.com {ID5}", [ID5]),
         (f"客户{ID1}，电话13812345678", [ID1]),
+        # every spelling a user types, beyond what the extractor reads (issue 16)
+        (f"身份证{full(ID2)}", [full(ID2)]),
+        (f"身份证{ID2[:6]}-{ID2[6:14]}-{ID2[14:]}", [f"{ID2[:6]}-{ID2[6:14]}-{ID2[14:]}"]),
+        (f"证件号{spaced(ID3)}号", [spaced(ID3)]),
+        (f"证件号{spaced(ID4, '-')}", [spaced(ID4, "-")]),
+        (f"身份证{full(spaced(ID5))}", [full(spaced(ID5))]),
     ],
     "bank_card": [
         (f"卡号{CARD19}", [CARD19]),
@@ -89,6 +100,14 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
         (f"{CARD16}\n", [CARD16]),
         (f"还款卡{card('222100000000000')}", [card("222100000000000")]),
         (f"JCB {card('352800000000000')}", [card("352800000000000")]),
+        (f"卡号{full(CARD19)}", [full(CARD19)]),
+        (f"卡号{spaced(CARD16, '.')}", [spaced(CARD16, ".")]),
+        (f"卡号{spaced(VISA, '  ')}", [spaced(VISA, "  ")]),
+        (
+            f"{VISA[:4]} {VISA[4:8]}-{VISA[8:12]} {VISA[12:]}",
+            [f"{VISA[:4]} {VISA[4:8]}-{VISA[8:12]} {VISA[12:]}"],
+        ),
+        (f"退款打到{full(spaced(CARD16, '-'))}", [full(spaced(CARD16, "-"))]),
     ],
     "phone": [
         ("手机13812345678", ["13812345678"]),
@@ -107,6 +126,9 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
         ("(010) 6552 9988", ["(010) 6552 9988"]),
         ("电话021 6123 4567", ["021 6123 4567"]),
         ("手机:13812345678/13912345678", ["13812345678", "13912345678"]),
+        ("手机１３８１２３４５６７８", ["１３８１２３４５６７８"]),
+        ("电话１３８－１２３４－５６７８", ["１３８－１２３４－５６７８"]),
+        ("＋８６　１３８　１２３４　５６７８", ["＋８６　１３８　１２３４　５６７８"]),
     ],
     "email": [
         ("邮箱a@example.com", ["a@example.com"]),
@@ -202,7 +224,6 @@ NEGATIVE: dict[str, list[str]] = {
         f"NO{VISA}",
         f"{VISA}-12",
         f"{spaced(VISA)} 1234",
-        f"{VISA[:4]} {VISA[4:8]}-{VISA[8:12]} {VISA[12:]}",  # mixed separators
         f"https://pay.example.com/card/{VISA}",
         f"{VISA}@example.com",
         ID1,  # an ID number, not a card

@@ -62,6 +62,18 @@ class Build:
                 return Plan()
             answered = self.answers()
             return answered if answered != Plan() else p.follow_up(self.text, self.state)
+        if not new_only:
+            # 订单DD202405070007 while a return asks for its order number: the input is the
+            # answer (its value and a word), not a new order query
+            answered = self.answers()
+            ids = {i.id for i in matched}
+            target = answered.updates[0].goal if answered.updates else None
+            if (
+                target is not None
+                and self.open[target].intent not in ids
+                and p.elliptical(self.text, {u.slot: u.value for u in answered.updates})
+            ):
+                return answered
         where = {i.id: p._positions(self.env, i) for i in matched}
         order = {i.id: n for n, i in enumerate(spec.intents)}
         matched.sort(key=lambda i: (where[i.id][0] if where[i.id] else len(self.text), order[i.id]))

@@ -344,6 +344,10 @@ class Planner:
         )
         return Plan(goals=(goal,))
 
+    @staticmethod
+    def elliptical(text: str, found: Mapping[str, Any]) -> bool:
+        return _elliptical(text, found)
+
     def follow_up(self, text: str, state: SessionState) -> Plan:
         """An input with no intent that gives another value for the session's last request
         (那尾号9009呢 after a balance, 换成XL码 after a return): that request again with it.

@@ -111,7 +111,16 @@ token_env = "TOKEN_ACME"
         yield url
     finally:
         proc.terminate()
-        proc.wait(timeout=60)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
+            print(
+                f"charter serve did not stop within 60 s of SIGTERM; killed:\n{tail}",
+                file=sys.stderr,
+            )
 
 
 def turn(url: str, user_id: str, text: str) -> float:

@@ -1185,3 +1185,34 @@ def test_domain_as_a_path(
     doc = json.loads(result.out)
     assert (result.code, doc["pack"], doc["verdict"]) == (1, "finance", "retry")
     assert [f["rule"] for f in doc["findings"]] == ["amount-upper-and-lower", "yield-disclaimer"]
+
+
+def _not_utf8(tmp_path: Path) -> Path:
+    path = tmp_path / "gbk.txt"
+    path.write_bytes("保本保息".encode("gbk"))
+    return path
+
+
+def _a_directory(tmp_path: Path) -> Path:
+    return tmp_path
+
+
+def _missing(tmp_path: Path) -> Path:
+    return tmp_path / "nowhere.txt"
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (_missing, "no such file"),
+        (_a_directory, "is a directory, not a file"),
+        (_not_utf8, "not UTF-8 text (byte 0 is 0xb1)"),
+    ],
+)
+def test_an_unreadable_file_is_a_usage_error_not_a_crash(
+    run_cli: RunCli, tmp_path: Path, make: Any, said: str
+) -> None:
+    path = make(tmp_path)
+    result = run_cli("check", "--domain", "finance", "--file", str(path))
+    assert (result.code, result.out) == (2, "")
+    assert result.err == f"charter check: --file {path}: {said}\n"

@@ -352,3 +352,34 @@ def test_conversations_in_the_json_report(capsys: pytest.CaptureFixture[str]) ->
         "missing": NOT_COVERED_EVENTS.split(", "),
     }
     assert coverage["templates"]["covered"] == 1 and coverage["templates"]["total"] == 15
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["test", "--threshold", "101"], "Invalid value for '--threshold'"),
+        (["test", "--threshold", "-5"], "Invalid value for '--threshold'"),
+        (["validate", "--max-errors", "-1"], "Invalid value for '--max-errors'"),
+    ],
+)
+def test_out_of_range_numbers_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], args: list[str], said: str
+) -> None:
+    code = main([*args, "domains/finance"])
+    assert code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_an_unwritable_junit_path_fails_before_the_tests_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("", encoding="utf-8")
+    target = blocker / "j.xml"  # a file where a directory should be
+    code = main(["test", "domains/finance", "--junit-xml", str(target)])
+    captured = capsys.readouterr()
+    assert (code, captured.out) == (2, "")
+    assert captured.err.startswith(f"charter test: --junit-xml {target}: ")
+    code = main(["test", "domains/finance", "--junit-xml", str(tmp_path)])
+    assert code == 2
+    assert capsys.readouterr().err == f"charter test: --junit-xml {tmp_path}: is a directory\n"

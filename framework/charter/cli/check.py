@@ -28,11 +28,31 @@ from charter.cli.common import (
 from charter.reflect.engine import CheckResult, Engine
 
 
+class TextUnreadable(Exception):
+    """``--file`` names something that is not a readable UTF-8 text file (a user mistake,
+    reported as a usage error, not as a crash)."""
+
+
+def read_file(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise TextUnreadable(f"--file {file}: no such file") from None
+    except IsADirectoryError:
+        raise TextUnreadable(f"--file {file}: is a directory, not a file") from None
+    except UnicodeDecodeError as exc:
+        raise TextUnreadable(
+            f"--file {file}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})"
+        ) from None
+    except OSError as exc:
+        raise TextUnreadable(f"--file {file}: {exc.strerror or exc}") from None
+
+
 def _read_text(text: str | None, file: Path | None) -> str | None:
     if text is not None and file is not None:
         return None
     if file is not None:
-        return file.read_text(encoding="utf-8").rstrip("\n")
+        return read_file(file).rstrip("\n")
     if text is not None:
         return text
     if sys.stdin.isatty():
@@ -64,7 +84,11 @@ def run(
     context: str | None,
     fmt: OutFormat,
 ) -> int:
-    output = _read_text(text, file)
+    try:
+        output = _read_text(text, file)
+    except TextUnreadable as exc:
+        typer.echo(f"charter check: {exc}", err=True)
+        return EXIT_USAGE
     if output is None:
         typer.echo(
             "charter check: give the text as an argument, with --file, or on stdin "

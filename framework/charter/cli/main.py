@@ -81,7 +81,7 @@ def validate(
     format: Annotated[
         DiagFormat, typer.Option("--format", help="Output format.")
     ] = DiagFormat.text,
-    max_errors: Annotated[int, typer.Option(help="Show at most N problems (0: all).")] = 0,
+    max_errors: Annotated[int, typer.Option(min=0, help="Show at most N problems (0: all).")] = 0,
     cache: Annotated[bool, typer.Option(help="Use the compile cache.")] = True,
     all_installed: Annotated[
         bool, typer.Option("--all-installed", help="Also validate every pack plugins install.")
@@ -121,7 +121,7 @@ def test(
         list[Path] | None, typer.Argument(help="Packs or directories of packs.")
     ] = None,
     threshold: Annotated[
-        float, typer.Option(help="Fail below this rule coverage (percent).")
+        float, typer.Option(min=0, max=100, help="Fail below this rule coverage (percent).")
     ] = 0.0,
     junit_xml: Annotated[Path | None, typer.Option("--junit-xml", help="Write JUnit XML.")] = None,
     format: Annotated[OutFormat, typer.Option("--format", help="Output format.")] = OutFormat.text,

@@ -15,8 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import typer
+
 from charter.cli.common import (
     EXIT_OK,
+    EXIT_USAGE,
     EXIT_USER,
     DiagFormat,
     OutFormat,
@@ -78,6 +81,23 @@ def _text_report(
     return "\n".join(out) + "\n"
 
 
+def unwritable(path: Path) -> str | None:
+    """Why ``path`` cannot be written, found before the tests run (minutes of tests must not
+    end in a crash on a typo in the report's path); None when it can be."""
+    if path.is_dir():
+        return "is a directory"
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("ab"):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    if not existed:
+        path.unlink()
+    return None
+
+
 def run(
     paths: Sequence[Path],
     *,
@@ -88,6 +108,9 @@ def run(
     show_coverage: bool,
     all_installed: bool = False,
 ) -> int:
+    if junit is not None and (why := unwritable(junit)) is not None:
+        typer.echo(f"charter test: --junit-xml {junit}: {why}", err=True)
+        return EXIT_USAGE
     reg, diags = registry()
     found, more = find_packs(requested(paths, reg, all_installed), reg.packs)
     diags += more

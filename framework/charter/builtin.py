@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from charter.compile.literals import fold_width
 from charter.hookspecs import hookimpl
 from charter.protocols import Extractor, Formatter, Predicate, Repair, RepairArg, RepairInput
 from charter.reflect.identifier import IdentifierExtractor
@@ -62,7 +63,9 @@ class Replace:
         value = args[0].value
         terms: tuple[str, ...] = value if isinstance(value, tuple) else (value,)
         new = str(args[2].value)
-        spans = [s for s in rin.spans if rin.text[s[0] : s[1]] in terms]
+        # the scan reads full-width as ASCII: ＶＩＰ was reported for "VIP"
+        folded = {fold_width(t) for t in terms}
+        spans = [s for s in rin.spans if fold_width(rin.text[s[0] : s[1]]) in folded]
         if not spans:
             text = rin.text
             for term in sorted(terms, key=len, reverse=True):

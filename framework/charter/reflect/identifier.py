@@ -23,30 +23,8 @@ from __future__ import annotations
 
 import re
 
+from charter.compile.literals import fold_width
 from charter.protocols import Item, ValueKind
-
-# One-to-one, so spans found in the folded text are spans of the original: full-width digits,
-# letters, hyphen and full stop become ASCII (the other full-width forms are left alone: the
-# Chinese comma ，must not become a thousands separator).
-WIDTH_FOLD = str.maketrans(
-    {
-        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF10, 0xFF1A)},
-        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF21, 0xFF3B)},
-        **{chr(c): chr(c - 0xFEE0) for c in range(0xFF41, 0xFF5B)},
-        "－": "-",
-        "．": ".",
-    }
-)
-
-
-_WIDE = re.compile("[\uff0d\uff0e\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
-
-
-def fold_width(text: str) -> str:
-    """Full-width digits and letters as ASCII, position for position."""
-    # translate looks every character up in a dict: skip it for the usual text with none
-    return text.translate(WIDTH_FOLD) if _WIDE.search(text) else text
-
 
 MIN_LENGTH = 4
 # a run of at least MIN_LENGTH letters, digits and inner hyphens holding a digit, not glued to

@@ -62,6 +62,6 @@ def test_shape() -> None:
 
 
 def test_fold_width_keeps_positions() -> None:
-    assert fold_width("ＡＢ１２－３．５，。％") == "AB12-3.5，。％"
+    assert fold_width("ＡＢ１２－３．５，。％") == "AB12-3.5，。%"
     text = "没有全角字符"
     assert fold_width(text) is text

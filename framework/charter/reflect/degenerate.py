@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal
 
-from charter.reflect.identifier import fold_width
+from charter.compile.literals import fold_width
 
 DegenerateKind = Literal["echo", "repetition", "language", "empty"]
 ECHO_MIN = 12

@@ -38,8 +38,9 @@ from datetime import date
 from functools import lru_cache
 from typing import Any, cast
 
+from charter.compile.literals import fold_width
 from charter.protocols import Extractor, Item, as_decimal
-from charter.reflect.identifier import IdentifierExtractor, fold_width
+from charter.reflect.identifier import IdentifierExtractor
 
 GROUNDED_KINDS = (
     "money",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from charter.compile.literals import fold_width
 from charter.protocols import Extractor
-from charter.reflect.identifier import IdentifierExtractor, fold_width
+from charter.reflect.identifier import IdentifierExtractor
 
 EXTRACTOR = IdentifierExtractor()
 

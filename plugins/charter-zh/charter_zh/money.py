@@ -1,8 +1,9 @@
 """``money``: amounts written with Arabic digits and a currency marker.
 
 Matched: ``¥1,234.50``, ``￥99``, ``1234.5元``, ``1,234.50 元``, ``1.2万元`` (12000), ``3亿元``,
-``人民币100元``, ``RMB 100``, ``CNY100``, ``100块``/``100块钱`` (unit 元); US dollars as unit
-``"USD"``: ``$5``, ``US$5``, ``USD 5``, ``5美元``, ``5美金``, ``5 USD``.
+``人民币100元``, ``RMB 100``, ``CNY100``, ``100块``/``100块钱`` (unit 元), and the spoken 角
+(``3块5``, ``3块5毛``, ``3元5角``: 3.5); US dollars as unit ``"USD"``: ``$5``, ``US$5``,
+``USD 5``, ``5美元``, ``5美金``, ``5 USD``.
 
 Deliberately not matched:
 
@@ -286,6 +287,29 @@ def _prefixed_checked(text: str, m: re.Match[str]) -> Item | None:
     return _make_item(text, start, end, mark, mark + gap, num, mult or "", suffix or "")
 
 
+# the 角 of a spoken amount: 3块5 / 3块5毛 / 3元5角 (元 needs its 角: 3元5 is no amount); the
+# digit is not followed by a unit of its own (3块5斤 is three yuan for five jin)
+_JIAO = re.compile(r"([1-9])(毛|角|)(?![0-9])")
+_JIAO_FOLLOWERS = frozenset("的了吧呢啊呀吗哦嘛就都也还一")
+
+
+def _jiao(text: str, after: int, mark: str) -> re.Match[str] | None:
+    m = _JIAO.match(text, after)
+    if m is None or (mark == "元" and not m[2]):
+        return None
+    nxt = text[m.end()] if m.end() < len(text) else ""
+    if m[2] or not nxt or not is_cjk(nxt) or nxt in _JIAO_FOLLOWERS:
+        return m
+    return None
+
+
+def _with_jiao(text: str, start: int, num: str, m: re.Match[str]) -> Item:
+    written = text[start : m.end()]
+    value = Decimal(num) + Decimal(m[1]) / 10
+    attrs = {"symbol": None, "prefix": None, "suffix": text[start + len(num) : m.end()]}
+    return Item(start, m.end(), written, value, "元", 1, {**attrs, "grouped": False, "jiao": True})
+
+
 def _suffixed_at(text: str, mark_start: int, mark: str) -> Item | None:
     pos = mark_start
     if pos > 0 and text[pos - 1] == " ":
@@ -312,7 +336,14 @@ def _suffixed_at(text: str, mark_start: int, mark: str) -> Item | None:
         return None
     if start > 0 and text[start - 1] in _UPPER_NUMERALS:
         return None
-    return _make_item(text, start, end, "", "", text[start:pos], mult, suffix)
+    num = text[start:pos]
+    if suffix in ("块", "元") and end < len(text) and text[end] in DIGITS:
+        jiao = _jiao(text, end, mark) if not mult and num.isdigit() and pos == mark_start else None
+        if jiao is not None:
+            return _with_jiao(text, start, num, jiao)
+        if suffix == "块" and (mult or text[end + 1 : end + 2] in DIGITS):
+            return None  # 3块50, 1万块5: spoken amounts too loose to read a value from
+    return _make_item(text, start, end, "", "", num, mult, suffix)
 
 
 def _format(amount: Decimal, grouped: bool) -> str | None:
@@ -380,6 +411,8 @@ class MoneyExtractor:
         number = _format(found[0].value, bool(attrs["grouped"]))
         if number is None:
             return None
+        if attrs.get("jiao"):  # 3块5 -> 3.50元
+            return f"{number}元"
         prefix = attrs["prefix"] or ""
         m = _PREFIXED.fullmatch(item.text) if prefix else _FULL_SUFFIXED.fullmatch(item.text)
         if m is None:

@@ -96,7 +96,7 @@ class Reformat:
 
     def apply(self, args: Sequence[RepairArg], rin: RepairInput) -> str:
         extractor = rin.extractors[str(args[0].value)]
-        items = extractor.extract(rin.text)
+        items = extractor.extract(fold_width(rin.text))  # as the rule read it: １２３元 is 123元
         blamed = {(i.start, i.end) for i in rin.items}
         if blamed:
             # only what the failing rule blamed: an amount already right keeps its spelling

@@ -1216,3 +1216,35 @@ def test_an_unreadable_file_is_a_usage_error_not_a_crash(
     result = run_cli("check", "--domain", "finance", "--file", str(path))
     assert (result.code, result.out) == (2, "")
     assert result.err == f"charter check: --file {path}: {said}\n"
+
+
+@pytest.mark.parametrize(
+    ("domain", "text", "rule", "evidence", "fixed"),
+    [
+        ("ecommerce", "售价１２３元，包邮。", "price-format", "１２３元", "售价123.00元，包邮。"),
+        ("ecommerce", "现价￥１２３。", "price-format", "￥１２３", "现价￥123.00。"),
+        ("ecommerce", "保您１００％满意。", "no-absolute-terms", "１００％", None),
+        (
+            "finance",
+            "２０２４年５月１日到账。",
+            "date-format",
+            "２０２４年５月１日",
+            "2024-05-01到账。",
+        ),
+        (
+            "finance",
+            "该产品年化３.５％。",
+            "yield-disclaimer",
+            "３.５％",
+            "该产品年化３.５％。（历史业绩不预示未来表现）",  # as for 3.5%
+        ),
+    ],
+)
+def test_full_width_text_is_read_like_ascii(
+    run_cli: RunCli, domain: str, text: str, rule: str, evidence: str, fixed: str | None
+) -> None:
+    result = run_cli("check", "--domain", domain, "--format", "json", text)
+    doc = json.loads(result.out)
+    found = {f["rule"]: f["evidence"] for f in doc["findings"]}
+    assert found[rule] == [evidence]
+    assert doc["fixed_text"] == fixed

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from charter.compile.literals import Hits, LiteralTable
+from charter.compile.literals import Hits, LiteralTable, fold_width
 from charter.compile.primitives import ground_texts, item_key
 from charter.protocols import Extractor, Item, as_decimal
 
@@ -90,7 +90,10 @@ class Env:
     def items(self, extractor: str, key: SubjectKey, text: str) -> tuple[Item, ...]:
         found = self.cached_items.get((extractor, key))
         if found is None:
-            found = self.cached_items[(extractor, key)] = self.extractors[extractor].extract(text)
+            # full-width digits and letters read as ASCII, one for one: spans stay the text's
+            found = self.cached_items[(extractor, key)] = self.extractors[extractor].extract(
+                fold_width(text)
+            )
         return found
 
     def values(self, extractor: str, key: SubjectKey, text: str) -> frozenset[Decimal]:

@@ -16,7 +16,8 @@ Deliberately not matched:
 * Arabic digits glued to upper-case numerals (``壹佰2元``) or to ASCII letters/digits (``A100元``);
 * ``块`` used as a measure word: ``3块蛋糕`` (``块`` followed by a CJK noun) is not money;
 * the sign: ``-100元`` yields ``100元``; ranges like ``1-3元`` yield ``3元``;
-* full-width digits, and numbers longer than 30 integer digits;
+* full-width digits (rules fold them to ASCII before they call an extractor), and numbers longer
+  than 30 integer digits;
 * anything inside a URL or an e-mail address (``https://x.cn/pay?amount=100元``,
   ``RMB100@bank.cn``): it is part of the address (``web.outside_links``).
 """

@@ -9,7 +9,8 @@ Deliberately not matched:
 * ``5个百分点`` — percentage points are a difference, not a percentage, and share no unit;
 * ``‰`` and ``万分之``;
 * the sign: ``-3.5%`` yields ``3.5%``; ranges like ``3-5%`` yield ``5%``;
-* numbers glued to ASCII letters/digits (``x12%``) and full-width digits;
+* numbers glued to ASCII letters/digits (``x12%``) and full-width digits (rules fold them to ASCII
+  before they call an extractor);
 * anything inside a URL or an e-mail address (``https://x.cn/rate/3.5%``, ``?q=5%25off``):
   it is part of the address (``web.outside_links``).
 """

@@ -6,6 +6,7 @@ One ``Env`` per checked text. The literal scan and each extractor run at most on
 
 from __future__ import annotations
 
+import dataclasses
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -90,10 +91,14 @@ class Env:
     def items(self, extractor: str, key: SubjectKey, text: str) -> tuple[Item, ...]:
         found = self.cached_items.get((extractor, key))
         if found is None:
-            # full-width digits and letters read as ASCII, one for one: spans stay the text's
-            found = self.cached_items[(extractor, key)] = self.extractors[extractor].extract(
-                fold_width(text)
-            )
+            # full-width digits and letters read as ASCII, one for one, so spans stay the
+            # text's; each item keeps the characters as written (a rule's `matches` and the
+            # evidence see ３.５％, its value is 3.5)
+            folded = fold_width(text)
+            found = self.extractors[extractor].extract(folded)
+            if folded is not text:
+                found = tuple(dataclasses.replace(i, text=text[i.start : i.end]) for i in found)
+            self.cached_items[(extractor, key)] = found
         return found
 
     def values(self, extractor: str, key: SubjectKey, text: str) -> frozenset[Decimal]:

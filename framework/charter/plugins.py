@@ -165,7 +165,7 @@ def make_plugin_manager(
         try:
             plugin = ep.load()
         except Exception as exc:  # a broken plugin must not take the host down
-            pm.distributions.pop(ep.name)
+            # its distribution stays known: `charter plugins` lists it as failed, with the CH200
             diagnostics.append(
                 error(
                     "CH200",

@@ -336,3 +336,30 @@ def test_uninstalled_pack_name_is_unknown(install: Any, cli: Any) -> None:
     code, out, _ = cli("check", "--domain", "acme-insurance", "您好")
     assert code == 1
     assert out.startswith("acme-insurance: CH004 unknown domain 'acme-insurance'\n")
+
+
+def test_a_plugin_that_fails_to_import_is_listed_as_failed(
+    install: Any, acme: Acme, cli: Any
+) -> None:
+    broken = ModuleNotFoundError("No module named 'acme_core'")
+    install(("acme", acme, "charter-acme", "0.2.0"), ("broken", broken, "charter-broken", "0.3"))
+    code, out, _ = cli("plugins")
+    assert code == 1
+    assert "\nbroken                    charter-broken  0.3      failed  -" in out
+    assert out.endswith(
+        "broken: CH200 plugin 'broken' (charter-broken 0.3) failed to import: "
+        "ModuleNotFoundError: No module named 'acme_core'\n"
+    )
+    code, out, _ = cli("plugins", "--format", "json")
+    assert code == 1
+    assert json.loads(out)[-1] == {
+        "name": "broken",
+        "distribution": "charter-broken",
+        "version": "0.3",
+        "status": "failed",
+        "hooks": {},
+        "problems": [
+            "CH200 plugin 'broken' (charter-broken 0.3) failed to import: "
+            "ModuleNotFoundError: No module named 'acme_core'"
+        ],
+    }

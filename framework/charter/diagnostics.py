@@ -42,6 +42,10 @@ CODES: Mapping[str, str] = {
     "CH002": "tab character used for indentation",
     "CH003": "duplicate key in a mapping",
     "CH004": "file or directory not found or unreadable",
+    "CH005": "a file or directory in a pack is not read",
+    "CH006": "a pack file is not a regular file",
+    "CH007": "two packs have the same name",
+    "CH008": "the pack has no rules",
     # shape of a pack file (JSON Schema)
     "CH010": "value has the wrong type",
     "CH011": "required key is missing",

@@ -175,7 +175,26 @@ def compile_all(
         diags.extend(more)
         if pack is not None:
             packs.append(pack)
-    return packs, diags
+    return packs, diags + same_names(packs)
+
+
+def same_names(packs: Sequence[CompiledPack]) -> list[Diagnostic]:
+    """CH007 for each pack whose name an earlier pack of the same run already has: reports,
+    coverage and ``--domain NAME`` could not tell them apart."""
+    first: dict[str, CompiledPack] = {}
+    out: list[Diagnostic] = []
+    for pack in packs:
+        other = first.setdefault(pack.name, pack)
+        if other is not pack and Path(other.root).resolve() != Path(pack.root).resolve():
+            out.append(
+                error(
+                    "CH007",
+                    f"pack name '{pack.name}' is also the name of {display_path(Path(other.root))}",
+                    Location(display_path(Path(pack.root) / "pack.yaml"), 1, 1),
+                    "give each pack its own name: in pack.yaml",
+                )
+            )
+    return out
 
 
 def emit_diagnostics(diags: Sequence[Diagnostic], fmt: DiagFormat, max_errors: int = 0) -> None:

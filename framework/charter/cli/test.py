@@ -172,10 +172,15 @@ def run(
     else:
         sys.stdout.write(_text_report(results, coverage, verbose, show_coverage, talked))
     failed = any(not r.ok for r in results)
-    below = coverage.percent + 1e-9 < threshold
+    # no rule at all covers nothing: a threshold cannot be met by a pack whose rules were not
+    # read (rules.yml) or never written
+    empty = threshold > 0 and not coverage.rules
+    below = empty or coverage.percent + 1e-9 < threshold
     if below and fmt is OutFormat.text:
         sys.stdout.write(
-            f"rule coverage {coverage.percent:.1f}% is below the threshold {threshold:g}%\n"
+            f"no rules to cover: the threshold {threshold:g}% cannot be met\n"
+            if empty
+            else f"rule coverage {coverage.percent:.1f}% is below the threshold {threshold:g}%\n"
         )
     return EXIT_USER if failed or below else EXIT_OK
 

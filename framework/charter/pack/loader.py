@@ -18,6 +18,7 @@ from packaging.version import Version
 
 from charter._version import __version__
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
+from charter.pack.layout import audit
 from charter.pack.model import (
     DEFAULT_MESSAGES,
     DEFAULT_THRESHOLDS,
@@ -120,6 +121,7 @@ class Loader:
             self._done[root] = None
             return None
         self._done[root] = None  # provisional, guards against cycles we failed to detect
+        seen = len(self.diagnostics)
         pack_doc = self._read(pack_file, "pack")
         meta: dict[str, Any] = pack_doc.data if pack_doc and isinstance(pack_doc.data, dict) else {}
         name = _str(meta.get("name")) or root.name
@@ -196,6 +198,23 @@ class Loader:
         conversations = self._read_all(
             root / "tests" / "conversations", "*.yaml", "conversations", files
         )
+        unread = audit(root, display_path(root), where)
+        self.diagnostics.extend(unread)
+        # a pack of goals or skills alone may leave the answers to the rulesets of the packs
+        # that use it; a rules.yaml without rules, or a pack.yaml alone, is a mistake
+        bare = not (skills or conversations or patches or any(docs.values()))
+        # (not when something already explains it: a rules.yaml that does not parse, a cycle,
+        # a rules.yml not read)
+        failed = bool(unread) or any(d.is_error for d in self.diagnostics[seen:])
+        if not rules and pack_doc is not None and (rules_file.exists() or bare) and not failed:
+            self.diagnostics.append(
+                warning(
+                    "CH008",
+                    f"pack '{name}' has no rules: every answer would pass unchecked",
+                    pack_doc.loc(()),
+                    "write rules in rules.yaml, or extend a ruleset (extends: [...])",
+                )
+            )
 
         source = PackSource(
             name=name,

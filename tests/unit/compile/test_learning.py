@@ -391,7 +391,13 @@ def test_patches_dir_names_where_patches_are_read(tmp_path: Path, registry: Regi
         "learned/v1/a.yaml": MAPPING,
         "patches/ignored.yaml": "this is: [not read",
     }
-    spec = learning_of(tmp_path, registry, files)
+    pack, diags = compile_files(tmp_path, registry, files)
+    # not read, and said so
+    assert [(d.code, d.message) for d in diags] == [
+        ("CH005", "directory patches is not a pack file: it is not read")
+    ]
+    assert pack is not None and pack.learning is not None
+    spec = pack.learning
     assert spec.patches_dir == "learned/v1"
     assert [Path(f).relative_to(tmp_path / "pack") for f in spec.patches.files] == [
         Path("learned/v1/a.yaml")

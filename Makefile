@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-load install clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-load bench-recall install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,9 @@ bench-turn: $(STAMP)
 
 bench-load: $(STAMP)
 	$(BIN)/python benchmarks/bench_load.py
+
+bench-recall: $(STAMP)
+	$(BIN)/python benchmarks/bench_recall.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -7,9 +7,10 @@ topic's centre plus noise, and its age is spread over 60 days, so several summar
 compete for a query and recency decides between them. Q queries (a random user, one of their
 topics, fresh noise) are answered, each timed on its own, the two sides taking turns:
 
-* ``NarrativeStore.search``: what a recall is — the user/domain/consent/validity prefilter,
-  the exact vector search over the user's rows, ranking by similarity × recency × decay, the
-  role check, and the audit rows (written to a SQLite fact store, as an agent's are);
+* ``NarrativeStore.search`` with a vector: the user/domain/consent/validity prefilter, the
+  exact scan of the user's rows, ranking by similarity (scaled over the user's rows) × the
+  bounded recency boost, the role check, and the audit rows (written to a SQLite fact store,
+  as an agent's are);
 * numpy brute force over the same user's rows already in memory (a matrix per user): the
   cosine of every row, the same ``min_score`` gate and the same ranking.
 
@@ -147,11 +148,14 @@ def _numpy_side(table: Any, store: NarrativeStore) -> dict[str, _User]:
 
 
 def _brute_top1(user: _User, q: np.ndarray[Any, Any]) -> str | None:
-    sims = user.matrix @ q
+    sims = (user.matrix @ q).astype(np.float64)
     ok = sims >= POLICY.min_score
     if not ok.any():
         return None
-    scores = np.where(ok, sims.astype(np.float64) * user.weights, -np.inf)
+    # a vector query's relevance: the similarity scaled over the user's rows, × the boost
+    low, high = sims.min(), sims.max()
+    scaled = (sims - low) / (high - low) if high > low else np.ones_like(sims)
+    scores = np.where(ok, scaled * user.weights, -np.inf)
     best = scores.max()
     return min(user.ids[i] for i in np.flatnonzero(scores == best))
 

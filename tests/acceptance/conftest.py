@@ -14,12 +14,15 @@ with the repository root as the working directory (so ``--domain finance`` resol
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+import time
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,3 +116,36 @@ def run_console_script(charter_cache_dir: Path) -> RunCli:
         return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
     return run
+
+
+@contextlib.contextmanager
+def serving(cwd: Path, env: Mapping[str, str], url: str, log: Path) -> Iterator[None]:
+    """``charter serve`` started in ``cwd`` with ``env`` (its stderr in ``log``), ready at
+    ``url``; terminated on exit. Readiness, not a timed assertion: start-up compiles the pack
+    and migrates the stores, so it may take long on a loaded machine."""
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(
+            [str(charter_executable()), "serve"],
+            cwd=cwd,
+            env=dict(env),
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"charter serve exited {proc.returncode}:\n{log.read_text('utf-8')}")
+            try:
+                with urllib.request.urlopen(url + "/healthz", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"charter serve did not start:\n{log.read_text('utf-8')}")
+            time.sleep(0.2)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)

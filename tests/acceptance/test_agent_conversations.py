@@ -356,8 +356,9 @@ def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
     ]
     stored = facts(agent, "u1")
     assert ("phone", "[PHONE]", True) in stored  # redacted, then encrypted at L2
-    assert ("department", "神经内科", False) in stored
-    assert ("date", "2025-07-02T06:00/2025-07-02T12:00", False) in stored
+    # a slot's fact is keyed by its intent; an appointment (L1) is not encrypted
+    assert ("registration.department", "神经内科", False) in stored
+    assert ("registration.date", "2025-07-02T06:00/2025-07-02T12:00", False) in stored
     # the raw number is in no memory table and no trace (the goal's slots keep it: the task
     # needs it to be done)
     assert "13812345678" not in dump(agent, ("memory_", "short_term", "trace"))

@@ -392,7 +392,8 @@ def test_the_facts_are_as_the_comments_say(filled: Filled) -> None:
         "page1": ("superseded", D1 + timedelta(hours=8, minutes=5)),
         "page2": ("expired", D1 + timedelta(hours=8, minutes=20)),
         "cart": ("active", D3 + timedelta(hours=8, minutes=15)),
-        "order": ("active", None),  # the order id: a fact without an end
+        # the order id, an order_fact (memory.yaml slot_facts): 90 days from its last mention
+        "order": ("active", D3 + timedelta(days=90, hours=11)),
     }
     assert len(rows) == 5
 

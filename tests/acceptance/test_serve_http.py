@@ -13,7 +13,6 @@ import json
 import os
 import re
 import socket
-import subprocess
 import threading
 import time
 import urllib.error
@@ -26,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.acceptance.conftest import ROOT, charter_executable
+from tests.acceptance.conftest import ROOT, serving
 
 KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="  # bytes 0..31, base64
 TOKENS = {"acme": "acme-token-5f1d2c", "globex": "globex-token-9a7e3b"}
@@ -96,34 +95,9 @@ token_env = "TOKEN_GLOBEX"
         PYTHONIOENCODING="utf-8",
     )
     log = tmp_path / "server.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [str(charter_executable()), "serve"],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-        )
     url = f"http://127.0.0.1:{port}"
-    try:
-        # readiness, not a timed assertion: start-up compiles the pack and migrates the stores
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"charter serve exited {proc.returncode}:\n{log.read_text('utf-8')}")
-            try:
-                with urllib.request.urlopen(url + "/healthz", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"charter serve did not start:\n{log.read_text('utf-8')}")
-            time.sleep(0.2)
+    with serving(tmp_path, env, url, log):
         yield Server(url, log)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
 
 
 def user(n: int) -> tuple[str, str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from charter.agent import stages
@@ -16,8 +17,11 @@ from charter.goals.privacy import scrub_json
 from charter.goals.spec import ROOT_INTENT
 from charter.goals.states import Status
 from charter.goals.tracker import MOVES, OUTCOME
+from charter.learn.meaning import explains
 from charter.memory.pipeline import Candidate
+from charter.memory.policy import Origin
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
+from charter.memory.statements import slot_candidate, statement_candidate, statements_of
 from charter.traces.model import Trace
 
 # ---- after the answer -------------------------------------------------------------------------
@@ -25,6 +29,72 @@ from charter.traces.model import Trace
 
 def _text(value: Any) -> str:
     return "、".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+@dataclass(frozen=True)
+class _Given:
+    """A slot value of this turn to remember: the goal's intent, its fact key, the value, and
+    where it came from."""
+
+    intent: str
+    key: str
+    value: Any
+    origin: Origin
+
+
+def _given(p: Parts, planned: Planned, reply: Reply, text: str) -> list[_Given]:
+    """What this turn's goals were given: the values the user stated (new goals' slots, slot
+    updates, slots the model read from what the input says), defaults they did not say and
+    the model's guesses (inferred) and
+    the fields a skill's result kept for a goal whose answer this reply told (verified).
+    Values carried from the session or memory are not written again: they were remembered
+    when they were given. Each key once, the user's word first."""
+    spec = p.pack.goals
+    if planned.turn is None or spec is None:
+        return []
+    out: list[_Given] = []
+    for g in planned.turn.plan.goals:
+        intent = spec.intent(g.intent)
+        for name, value in g.slots.items():
+            slot = intent.slot(name) if intent is not None else None
+            default = slot is not None and slot.default is not None and value == slot.default
+            said = not default or str(value) in text
+            origin: Origin = "stated" if said else "inferred"
+            out.append(_Given(g.intent, spec.fact_key(g.intent, name), value, origin))
+    for u in planned.turn.plan.updates:
+        goal = p.goals.get(u.goal)
+        owner = goal.intent if goal is not None else ""
+        out.append(_Given(owner, spec.fact_key(owner, u.slot), u.value, "stated"))
+    by_id = {g.id: g for g in planned.active}
+    for gid, names in planned.model_read.items():
+        goal = by_id.get(gid) or p.goals.get(gid)
+        intent = spec.intent(goal.intent) if goal is not None else None
+        values = planned.slots.get(gid, {})
+        for name in sorted(names):
+            if goal is None or intent is None or name not in values:
+                continue
+            # the model's reading is the user's word when the input says it (前年 → 2024), a
+            # guess otherwise (the year of 第1季度), as the reflection triggers judge it
+            value = values[name]
+            said = explains(p.registry.extractors, intent, name, value, text, p.clock())
+            key = spec.fact_key(goal.intent, name)
+            out.append(_Given(goal.intent, key, value, "stated" if said else "inferred"))
+    for gid in dict.fromkeys(reply.extra.get("delivered", ())):
+        goal = p.goals.get(gid)
+        intent = spec.intent(goal.intent) if goal is not None else None
+        if goal is None or intent is None:
+            continue
+        context = p.goals.context(gid)
+        bindings = [intent.skill, *(s.skill for s in intent.stages)]
+        for name in dict.fromkeys(k for b in bindings if b is not None for k, _ in b.keep):
+            if name in context:
+                key = intent.fact_key(name)
+                out.append(_Given(goal.intent, key, context[name], "verified"))
+    rank = {"stated": 0, "verified": 1, "inferred": 2}
+    first: dict[str, _Given] = {}
+    for given in sorted(out, key=lambda x: rank[x.origin]):  # stable: plan order kept
+        first.setdefault(given.key, given)
+    return [g for g in out if first[g.key] is g]
 
 
 def remember(
@@ -36,29 +106,40 @@ def remember(
     planned: Planned,
     options: AgentOptions,
 ) -> dict[str, Any]:
-    """The turn into short-term memory; what the user stated (this turn's slot values) into
-    the fact channel, through the write pipeline; the question into the narrative channel."""
+    """The turn into short-term memory; what the user stated — this turn's slot values, under
+    their intent's fact keys (``transfer.amount``) or a declared ``memory_key``, and the
+    statements memory.yaml declares (我对青霉素过敏) — into the fact channel, through the write
+    pipeline, as memory.yaml's ``slot_facts`` and ``statements`` govern them; the question
+    into the narrative channel."""
     intent = planned.active[0].intent if planned.active else None
     p.short_term.record(accessor.user_id, session_id, text, reply.text, intent=intent)
     if not options.write_memory:
         return {"facts": 0, "dropped": 0, "summaries": 0}
-    given: list[tuple[str, str, Any]] = []
-    if planned.turn is not None:
-        for g in planned.turn.plan.goals:
-            given += [(g.intent, k, v) for k, v in g.slots.items()]
-        given += [("", u.slot, u.value) for u in planned.turn.plan.updates]
-    written = dropped = 0
-    for intent_id, key, value in given:
-        if value in (None, "", []):
+    candidates: list[Candidate] = []
+    for given in _given(p, planned, reply, text):
+        if given.value in (None, "", []):
             continue
-        shown = _text(value)
-        candidate = Candidate(
-            key=key,
-            value=shown,
+        shown = _text(given.value)
+        made = slot_candidate(
+            p.policy,
+            given.key,
+            shown,
+            given.origin,
             domain=options.use,
+            intent_type=given.intent or intent,
             entity_ref=shown if ID.match(shown) else None,
-            intent_type=intent_id or intent,
         )
+        if made is not None:
+            candidates.append(made)
+    # a statement the turn's slots already hold (抬头 of an invoice goal) is written once
+    slotted = {c.key for c in candidates}
+    candidates += [
+        statement_candidate(said, domain=options.use, intent_type=intent)
+        for said in statements_of(p.policy, text)
+        if said.statement.key not in slotted
+    ]
+    written = dropped = 0
+    for candidate in candidates:
         prepared = p.pipeline.prepare(accessor, candidate)
         if isinstance(prepared, PreparedFact):
             fact = p.facts.write(accessor, prepared)
@@ -82,7 +163,7 @@ def remember(
             dropped += 1
     summaries = 0
     if p.memory.narrative is not None:
-        made = p.pipeline.prepare_summary(
+        made_summary = p.pipeline.prepare_summary(
             accessor,
             text,
             domain=options.use,
@@ -90,8 +171,8 @@ def remember(
             session_id=session_id,
             intent_type=intent,
         )
-        if isinstance(made, PreparedSummary):
-            summaries = len(p.memory.narrative.add(accessor, [made]))
+        if isinstance(made_summary, PreparedSummary):
+            summaries = len(p.memory.narrative.add(accessor, [made_summary]))
     return {"facts": written, "dropped": dropped, "summaries": summaries}
 
 

@@ -18,6 +18,7 @@ from charter.agent.loop import Agent
 from charter.agent.parts import AgentOptions, Clock, utcnow
 from charter.config import Config
 from charter.extensions import LLM
+from charter.memory.shared import SharedSettings
 from charter.registry import Registry
 
 
@@ -48,8 +49,9 @@ def make_llm(config: Config, registry: Registry, extra: Mapping[str, Any] | None
 
 
 def agent_options(config: Config) -> AgentOptions:
-    """The ``AgentOptions`` of ``[agent]`` and ``[model]``: retries, generation, tracing,
-    self-reflection, and the composition mode (empty: each pack's own)."""
+    """The ``AgentOptions`` of ``[agent]``, ``[model]`` and ``[memory]``: retries, generation,
+    tracing, self-reflection, the composition mode (empty: each pack's own) and the shared
+    pool (``shared_url`` empty: none)."""
     return AgentOptions(
         max_retries=config.agent.max_retries,
         max_tokens=config.model.max_tokens,
@@ -57,6 +59,9 @@ def agent_options(config: Config) -> AgentOptions:
         trace=config.agent.trace,
         self_reflection=config.agent.self_reflection,
         mode=config.agent.mode or None,
+        shared=SharedSettings.from_config(
+            config.memory.shared_url, config.memory.shared_namespace, config.memory.shared_keys
+        ),
     )
 
 

@@ -89,6 +89,14 @@ def fill(p: Parts, text: str, planned: Planned) -> tuple[Planned, dict[str, Any]
     return planned, got.trace()
 
 
+def _fact_keys(p: Parts, intent: str | None, slots: Mapping[str, Any]) -> dict[str, str]:
+    """Each slot's fact key (transfer.amount): where its confirmed value is remembered."""
+    spec = p.pack.goals
+    if spec is None or intent is None:
+        return {}
+    return {name: spec.fact_key(intent, name) for name in slots}
+
+
 def _slots(p: Parts, goal_id: str) -> dict[str, Any]:
     return {k: v for k, v in p.goals.context(goal_id).items() if not k.startswith("_")}
 
@@ -204,6 +212,7 @@ def seen(p: Parts, text: str, planned: Planned, called: Sequence[Called], reply:
                 intent=intent,
                 slots=dict(planned.slots.get(c.goal_id, {})),
                 user_given=frozenset(given.get(c.goal_id, set())),
+                fact_keys=_fact_keys(p, intent, planned.slots.get(c.goal_id, {})),
             )
         )
     hypothesis = "；".join(g.description for g in planned.active)

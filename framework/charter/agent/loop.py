@@ -17,11 +17,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from charter.agent import after, answer, calls, learning, stages, steps
+from charter.agent import after, answer, calls, learning, shared, stages, steps
 from charter.agent.drafts import Drafter
+from charter.agent.forget import UserStores, forget_user
 from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
 from charter.agent.reply import Reply, is_negation
 from charter.agent.selfcheck import SelfReflection
@@ -30,6 +32,7 @@ from charter.extensions import LLM, Embedder
 from charter.learn.apply import NOTHING
 from charter.learn.triggers import History
 from charter.memory import working
+from charter.memory.maintain import MaintenanceReport, maintain
 from charter.memory.records import Accessor
 from charter.registry import Registry
 from charter.traces.recorder import TraceRecorder
@@ -53,6 +56,9 @@ class Agent:
         self.history = History()  # what the reflection triggers remember between turns
         self._locks: dict[str, threading.Lock] = {}
         self._locks_guard = threading.Lock()
+        # a lifecycle pass and a forget never interleave: a pass that read a user's questions
+        # before the forget would write their merged tag back after it
+        self._lifecycle = threading.Lock()
         self.selfcheck = (
             SelfReflection(parts.llm, pack=parts.pack.name, notify=parts.notify)
             if self.options.self_reflection
@@ -108,28 +114,24 @@ class Agent:
         self.close()
 
     def forget(self, user_id: str, *, tenant: str | None = None) -> dict[str, int]:
-        """Remove the user from every store that holds their words: facts, summaries,
-        short-term turns, goals, tickets, traces (the audit trail keeps one anonymised row).
-        A turn of the user still running finishes first: its writes cannot outlive this."""
-        with self._user_lock(user_id):
+        """Remove the user from every store that holds their words (``charter.agent.forget``:
+        facts, summaries and vectors, short-term turns, goals and their history, skill
+        executions, tickets, traces of ``tenant`` — of every tenant when None —, reflections;
+        the audit trail keeps one anonymised row) and from what this process remembers.
+        A turn of the user still running finishes first, and so does a lifecycle pass
+        (``maintain``): their writes cannot outlive this."""
+        with self._user_lock(user_id), self._lifecycle:
             if self.selfcheck is not None:
                 self.selfcheck.forget(user_id)
             self.history.forget(user_id)
-            return self._forget(user_id, tenant)
+            stores = UserStores.of(self.parts)
+            return forget_user(stores, user_id, actor="agent:forget", tenant=tenant)
 
-    def _forget(self, user_id: str, tenant: str | None) -> dict[str, int]:
-        counts = self.parts.memory.forget(Accessor(user_id, "agent:forget", role="admin"))
-        goal_ids = [g.id for g in self.parts.goals.tree(user_id)]
-        counts["goals"] = self.parts.goals.forget_user(user_id)
-        runner = self.parts.runner
-        if runner is not None and runner.ledger is not None:
-            counts["executions"] = runner.ledger.forget_keys(goal_ids)
-        counts["tickets"] = self.parts.tickets.delete_user(user_id)
-        if self.parts.traces is not None:
-            counts["traces"] = self.parts.traces.delete_user(user_id, tenant=tenant)
-        if self.parts.log is not None:
-            counts["reflections"] = self.parts.log.delete_user(user_id)
-        return counts
+    def maintain(self, now: datetime | None = None) -> MaintenanceReport:
+        """One pass of the memory lifecycle over every user (``charter.memory.maintain``:
+        expiry, decay, archiving, merging, deprecation), never during a forget."""
+        with self._lifecycle:
+            return maintain(self.parts.facts, self.parts.memory.narrative, now)
 
     async def aturn(self, user_id: str, session_id: str, text: str, **kw: Any) -> Reply:
         """``turn`` on a worker thread: the event loop stays free while the model generates."""
@@ -154,8 +156,10 @@ class Agent:
         text = " ".join(text.split()).translate(HALF_WIDTH)
         # one turn of a user at a time (a double click, a client retry, forget meanwhile):
         # planning reads then writes the session's goals, and forget must not be undone by
-        # the writes of a turn still running
-        with self._user_lock(user_id):
+        # the writes of a turn still running. The personal data of the input is found again,
+        # literally, in every text the turn stores (a slot value, a reply echoing it), even
+        # where the words that said what it is (身份证号 …) are not written beside it.
+        with self._user_lock(user_id), p.pipeline.pii.heard(text):
             try:
                 reply = self._turn(rec, accessor, session_id, text, context)
             except BaseException:
@@ -303,6 +307,8 @@ class Agent:
                     s.outputs.update(
                         after.remember(p, accessor, session_id, text, reply, planned, opts)
                     )
+                    if opts.write_memory:  # shareable slot values into the deployment's pool
+                        s.outputs.update(shared.share(p, accessor, planned))
             with rec.step("goal_transitions") as s:
                 refused = frozenset(c.goal_id for c in called if c.refused)
                 s.outputs["moves"] = after.settle_goals(p, planned, reply, refused)

@@ -39,6 +39,7 @@ from charter.memory.ladder import LayeredMemory
 from charter.memory.narrative import NarrativeStore
 from charter.memory.pipeline import WritePipeline
 from charter.memory.policy import MemoryPolicy
+from charter.memory.shared import SharedMemory, SharedSettings
 from charter.memory.short_term import ShortTermMemory, SqlShortTermStore
 from charter.protocols import Formatter
 from charter.reflect.engine import Engine
@@ -75,6 +76,9 @@ class AgentOptions:
     skills: bool = True
     # the composition mode for every intent, instead of the pack's (strict, assisted, rephrase)
     mode: str | None = None
+    # the deployment's shared pool of global facts ([memory] shared_url): read by every turn,
+    # written with the slots it declares shareable (charter.agent.shared); None: no pool
+    shared: SharedSettings | None = None
 
 
 @dataclass
@@ -104,8 +108,12 @@ class Parts:
     # intent -> its skill binding's done: condition, over {"result": ...}
     done: Mapping[str, Callable[[Env], bool]] = field(default_factory=dict)
     done_table: LiteralTable = field(default_factory=lambda: LiteralTable(()))
+    shared: SharedMemory | None = None  # the shared pool, when configured
+    shared_keys: frozenset[str] = frozenset()  # the slots turns share (intent.slot or slot)
 
     def close(self) -> None:
+        if self.shared is not None:
+            self.shared.close()
         if self.runner is not None:
             self.runner.close()
         if self.memory.narrative is not None:
@@ -243,7 +251,24 @@ def build(
         composer=composer,
         done=done,
         done_table=done_table,
+        shared=shared_pool(opts.shared),
+        shared_keys=opts.shared.keys if opts.shared is not None else frozenset(),
     )
+
+
+def shared_pool(settings: SharedSettings | None) -> SharedMemory | None:
+    """The configured shared pool, listening for other processes' writes (PostgreSQL: every
+    worker's cache follows a write at once; SQLite: a cached fact is read again after
+    ``max_age_s``)."""
+    if settings is None:
+        return None
+    pool = SharedMemory(settings.url, namespace=settings.namespace, max_age_s=settings.max_age_s)
+    try:
+        pool.listen()
+    except BaseException:
+        pool.close()
+        raise
+    return pool
 
 
 def goal_privacy(pipeline: WritePipeline) -> PiiGoalPrivacy:
@@ -256,12 +281,25 @@ def goal_privacy(pipeline: WritePipeline) -> PiiGoalPrivacy:
 
     if cipher is None:
         return PiiGoalPrivacy(pipeline.scrub, personal)
+
+    def opened(token: str, user: str) -> str:
+        # a sealed value is personal data: within a turn, found again wherever it is written
+        # (a reply naming it), even when it holds nothing a recognizer reads alone (an ID
+        # number with a typo, sealed after 身份证号 said what it was)
+        value = cipher.decrypt(token, user_id=user, fact_key=GOAL_SLOT)
+        kinds = pipeline.pii.scan(value, in_clear=True).kinds
+        pipeline.pii.hear(kinds[0] if kinds else SEALED_KIND, value)
+        return value
+
     return PiiGoalPrivacy(
         pipeline.scrub,
         personal,
         lambda text, user: cipher.encrypt(text, user_id=user, fact_key=GOAL_SLOT),
-        lambda token, user: cipher.decrypt(token, user_id=user, fact_key=GOAL_SLOT),
+        opened,
     )
+
+
+SEALED_KIND = "sealed"  # the kind of a sealed value no recognizer reads alone: redacted [SEALED]
 
 
 GOAL_SLOT = (

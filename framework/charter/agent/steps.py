@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from charter.agent import shared
 from charter.agent.judge import Judged, open_ticket, reflect, rule_context
 from charter.agent.parts import Parts
 from charter.agent.prompt import DEFAULT_INTRO, Prompt, PromptParts, assemble
@@ -144,11 +145,13 @@ def plan(
 
 
 def _remembered(p: Parts, accessor: Accessor) -> dict[str, Any]:
-    """The user's live facts for the slots some intent carries from memory."""
+    """The user's live facts for the slots some intent carries from memory, by slot name: each
+    read under the key its intent remembers it by (``account-query.card_tail``, or the
+    ``memory_key`` the intents that share it declare)."""
     spec = p.pack.goals
     out: dict[str, Any] = {}
-    for name in sorted(spec.remembered_slots if spec is not None else ()):
-        fact = p.facts.get(accessor, name)
+    for name, key in sorted((spec.remembered_keys if spec is not None else {}).items()):
+        fact = p.facts.get(accessor, key)
         if fact is None:
             continue
         try:
@@ -207,9 +210,12 @@ class Recalled:
     # what this session's replies told (a model answer may repeat their amounts and dates; they
     # are not the user's words, so the claims check does not take them)
     replies: list[str] = field(default_factory=list)
+    # the deployment's shared facts the turn is about (charter.agent.shared), after the user's
+    shared: list[str] = field(default_factory=list)
+    shared_trace: dict[str, Any] | None = None
 
     def trace(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "step": self.step,
             "reason": self.reason,
             "facts": self.fact_texts,
@@ -217,6 +223,9 @@ class Recalled:
             "min_confidence": self.min_confidence,
             "memories": list(self.ids),
         }
+        if self.shared_trace is not None:
+            out["shared"] = self.shared_trace
+        return out
 
 
 def _shown(p: Parts, fact: Fact) -> str:
@@ -234,17 +243,24 @@ def recall(p: Parts, accessor: Accessor, text: str, planned: Planned) -> Recalle
     conf = min((f.confidence for f in facts), default=None)
     earlier = p.short_term.turns(accessor.user_id, planned.session_id) if planned.session_id else []
     recent = [t for turn in earlier for t in (turn.summary, turn.text) if t]
+    pooled = shared.recall(p, accessor, text, planned)
+    step: str = got.step
+    reason = got.reason
+    if step == "none" and pooled.facts:  # the user's memory had nothing: the pool answered
+        step, reason = "shared", f"shared pool: {', '.join(f.key for f in pooled.facts)}"
     return Recalled(
         recent=recent,
         replies=[turn.reply for turn in earlier if turn.reply],
-        step=got.step,
-        reason=got.reason,
+        step=step,
+        reason=reason,
         facts=facts,
         fact_texts=[_shown(p, f) for f in facts],
         summaries=[h.summary.text for h in got.summaries],
-        ids=tuple([f.id for f in facts] + [h.summary.id for h in got.summaries]),
+        ids=tuple([f.id for f in facts] + [h.summary.id for h in got.summaries] + pooled.ids()),
         min_confidence=conf,
         uncertain=conf is not None and conf < p.policy.uncertainty,
+        shared=pooled.texts(),
+        shared_trace=pooled.trace() if p.shared is not None else None,
     )
 
 
@@ -296,7 +312,7 @@ def prompt(
         query=text,
         profile=tuple(profile),
         task=tuple(g.description for g in planned.active),
-        facts=tuple([*notes, *facts, *recalled.summaries]),
+        facts=tuple([*notes, *facts, *recalled.summaries, *recalled.shared]),
         skills=tuple(c.outcome.text for c in called if c.status == "ok"),
         summaries=tuple(p.short_term.prompt_summaries(ctx.user_id, ctx.session_id)),
         guidance=tuple(guidance),

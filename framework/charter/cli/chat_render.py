@@ -178,10 +178,12 @@ def fact_rows(facts: Sequence[tuple[Fact, str]]) -> list[Row]:
 
 def plain_rows(rows: Sequence[Row], indent: str = "  ") -> str:
     out = []
+    # a label longer than the column (a fact key: medication.drug) still gets its two spaces
+    width = max([LABEL, *(len(row.label) + 2 for row in rows)])
     for row in rows:
         for i, line in enumerate(row.lines):
             label = row.label if i == 0 else ""
-            out.append(f"{indent}{label:<{LABEL}}{line}".rstrip())
+            out.append(f"{indent}{label:<{width}}{line}".rstrip())
     return "".join(line + "\n" for line in out)
 
 

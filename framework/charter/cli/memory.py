@@ -1,15 +1,23 @@
-"""``charter memory list|show|forget|export|audit``: look at one user's long-term facts, export
-them with their audit trail, or forget the user.
+"""``charter memory list|show|forget|export|audit|maintain``: look at one user's long-term facts,
+export them with their audit trail, forget the user, or run the lifecycle jobs.
 
-The database is ``--db URL``, else ``$CHARTER_MEMORY_URL``, else ``sqlite:///charter-memory.db``
-in the working directory. A SQLite file that does not exist is an error, not a new empty
-database: a mistyped path should not look like a user without memories.
+The database is ``--db URL``, else ``$CHARTER_MEMORY_URL``, else the agent's
+``$CHARTER_DATABASE_URL``, else ``sqlite:///charter.db`` in the working directory (the file
+``charter chat`` and ``charter serve`` write by default). A SQLite file that does not exist is
+an error, not a new empty database: a mistyped path should not look like a user without
+memories.
 
 Every command acts through the fact store's access control, as actor ``cli``: ``list``,
 ``export``, ``forget`` and ``audit`` as role ``admin`` (the privileged operations), ``show`` as
 the role, use and consent given (default: an ``agent`` for use ``default``), so it shows what
 that accessor would be given, under the memory policy of ``--domain PACK`` (default: the
 built-in policy). Each command leaves its own audit row.
+
+``forget`` is ``charter.agent.forget.forget_user``, the function ``Agent.forget`` and the HTTP
+``DELETE`` run: facts, summaries and vectors, short-term turns, goals and their history, skill
+executions, tickets, traces and reflections of the user, from every store the database has.
+``maintain`` is ``charter.memory.maintain.maintain``, the pass ``charter serve`` runs every
+``serve.maintain_every``. Both run in ``charter.cli.memory_ops``.
 
 Exit status: 0 ok (also when there is nothing to list), 1 when the database cannot be opened,
 the fact is not readable, the pack does not compile or the forget is not confirmed.
@@ -38,14 +46,17 @@ if TYPE_CHECKING:
     from charter.memory.records import Accessor, Fact
 
 ENV_URL = "CHARTER_MEMORY_URL"
-DEFAULT_URL = "sqlite:///charter-memory.db"
+# the agent's database (charter chat, charter serve) unless told otherwise: a forget run
+# without --db must reach the store the agent wrote
+AGENT_ENV_URL = "CHARTER_DATABASE_URL"
+DEFAULT_URL = "sqlite:///charter.db"
 ENV_NARRATIVE = "CHARTER_NARRATIVE_PATH"
 DEFAULT_NARRATIVE = "charter-narrative"
 ACTOR = "cli"
 ADMIN = "admin"
 
 app = typer.Typer(
-    help="Long-term memory of a user: list, show, export, audit, forget.",
+    help="Long-term memory: list, show, export, audit, forget a user; maintain every user's.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -55,7 +66,7 @@ DbOption = Annotated[
     typer.Option(
         "--db",
         metavar="URL",
-        help=f"Database URL (default: ${ENV_URL}, else {DEFAULT_URL} here).",
+        help=f"Database URL (default: ${ENV_URL}, else ${AGENT_ENV_URL}, else {DEFAULT_URL} here).",
     ),
 ]
 UserOption = Annotated[str, typer.Option("--user", metavar="USER", help="Whose memories.")]
@@ -110,7 +121,10 @@ def forget(
     db: DbOption = None,
     narrative: NarrativeOption = None,
 ) -> None:
-    """Delete every fact, summary and audit row of a user (one anonymised audit row remains)."""
+    """Delete everything kept about a user: facts, summaries, turns, goals, tickets, traces,
+    reflections (one anonymised audit row remains)."""
+    from charter.cli.memory_ops import run_forget
+
     raise typer.Exit(run_forget(user, yes, db, narrative))
 
 
@@ -133,8 +147,32 @@ def audit(user: UserOption, db: DbOption = None) -> None:
     raise typer.Exit(run_audit(user, db))
 
 
+@app.command("maintain")
+def maintain(
+    db: DbOption = None,
+    narrative: NarrativeOption = None,
+    domain: Annotated[
+        str | None,
+        typer.Option(metavar="PACK", help="Use this pack's memory policy (decay, tiers, merge)."),
+    ] = None,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            metavar="TIME",
+            help="Run the jobs as of this time (ISO 8601, UTC unless an offset is given).",
+        ),
+    ] = None,
+) -> None:
+    """Run the lifecycle jobs over every user: expiry, decay, archiving, merging of recurring
+    questions, deprecation."""
+    from charter.cli.memory_ops import run_maintain
+
+    raise typer.Exit(run_maintain(db, narrative, domain, now))
+
+
 def database_url(db: str | None) -> str:
-    return db or os.environ.get(ENV_URL) or DEFAULT_URL
+    return db or os.environ.get(ENV_URL) or os.environ.get(AGENT_ENV_URL) or DEFAULT_URL
 
 
 def _fail(prog: str, message: str) -> None:
@@ -301,32 +339,6 @@ def run_show(
         _fail(prog, f"no readable fact {key!r} for user {user} (role {role}, use {use})")
         return EXIT_USER
     typer.echo(render_fact(fact))
-    return EXIT_OK
-
-
-def run_forget(user: str, yes: bool, db: str | None, narrative: Path | None = None) -> int:
-    prog = "charter memory forget"
-    lance, ok = narrative_dir(prog, narrative)
-    if not ok:
-        return EXIT_USER
-    if not yes:
-        if not sys.stdin.isatty():
-            _fail(prog, f"this deletes every memory of user {user}: add --yes to confirm")
-            return EXIT_USER
-        if not typer.confirm(f"Delete every memory of user {user}?", default=False):
-            _fail(prog, "nothing deleted")
-            return EXIT_USER
-    store = open_store(prog, db)
-    if store is None:
-        return EXIT_USER
-    with store:
-        try:
-            counts = _memory(store, lance).forget(_accessor(user))
-        except (PermissionError, ValueError) as exc:
-            _fail(prog, str(exc))
-            return EXIT_USER
-    also = f", {counts['summaries']} summaries" if lance is not None else ""
-    typer.echo(f"forgot user {user}: {counts['facts']} facts{also} and their audit trail deleted")
     return EXIT_OK
 
 

@@ -4,8 +4,9 @@ Diagnostic pointing into the file (also inside a trigger written as a YAML block
 Checks beyond the schema: DSL syntax and names in triggers and deliverable checks (triggers may
 only read the input and the context), slot patterns and extractors, templates and deliverables
 naming unknown slots (CH300), parents (CH303), intent ids defined twice (CH304), test cases
-naming unknown intents (CH305), and triggers that overlap: two intents firing on one of their
-own words, reported with that word as an example input (CH302, a warning).
+naming unknown intents (CH305), one slot name carried from memory under two fact keys (CH317),
+and triggers that overlap: two intents firing on one of their own words, reported with that
+word as an example input (CH302, a warning).
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ class GoalsCompiler:
             if intent is not None:
                 intents.append(intent)
         self.parents(intents, raw)
+        self.memory_keys(intents, seen)
         check_by(intents, lambda iid, n: ("intents", seen[iid], "stages", n), self._report)
         if cancel is None or correct is None:
             return None
@@ -306,6 +308,7 @@ class GoalsCompiler:
             label=_s(raw.get("label")),
             carry=_s(raw.get("carry")) or None,
             personal=tuple(str(k) for k in _list(raw.get("personal"))),
+            memory_key=_s(raw.get("memory_key")) or None,
         )
 
     def personal(
@@ -365,6 +368,30 @@ class GoalsCompiler:
         if check is None:
             return None
         return S.Deliverable(id=did, describe=_s(raw.get("describe")) or did, check=check)
+
+    def memory_keys(self, intents: list[S.IntentSpec], seen: Mapping[str, int]) -> None:
+        """A slot name carried from memory is read under one fact key (the planner takes
+        remembered values by slot name): two keys for it would make one of them unread."""
+        first: dict[str, tuple[str, str]] = {}  # slot name -> (intent, key)
+        data = self.doc.data if isinstance(self.doc.data, dict) else {}
+        raw = _list(data.get("intents"))
+        for intent in (i for i in intents if i.id in seen):
+            slots = _list(_dict(raw[seen[intent.id]]).get("slots"))
+            for slot in intent.slots:
+                if slot.carry != "memory":
+                    continue
+                k = next(n for n, r in enumerate(slots) if _dict(r).get("name") == slot.name)
+                key = intent.fact_key(slot.name)
+                held = first.setdefault(slot.name, (intent.id, key))
+                if held[1] != key:
+                    self._err(
+                        "CH317",
+                        f"slot '{slot.name}' of intent '{intent.id}' is carried from memory "
+                        f"under the key '{key}', but intent '{held[0]}' carries it under "
+                        f"'{held[1]}'",
+                        ("intents", seen[intent.id], "slots", k, "carry"),
+                        f"give both slots the same memory_key (memory_key: {slot.name})",
+                    )
 
     def parents(self, intents: list[S.IntentSpec], raw: list[Any]) -> None:
         by_id = {i.id: i for i in intents}

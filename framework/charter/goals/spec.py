@@ -49,6 +49,10 @@ class SlotSpec:
     # kinds of personal data a regex slot may take (tax_id: an individual's is the ID number);
     # any other kind its regex finds is passed over (charter.goals.slots)
     personal: tuple[str, ...] = ()
+    # the key its value is remembered under, shared by the intents that declare it (an order
+    # number any order intent gives); None: ``<intent>.<slot>`` (transfer.amount is not
+    # wealth-product.amount)
+    memory_key: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,13 @@ class StageSpec:
 STAGE_SEP = "."  # a stage goal's intent: "<intent>.<stage>"
 
 
+def fact_key(intent_id: str, slot: SlotSpec | None, name: str) -> str:
+    """``memory_key`` when the slot declares one, else ``<intent>.<name>``."""
+    if slot is not None and slot.memory_key:
+        return slot.memory_key
+    return f"{intent_id}.{name}" if intent_id else name
+
+
 @dataclass(frozen=True)
 class IntentSpec:
     id: str
@@ -126,6 +137,10 @@ class IntentSpec:
 
     def slot(self, name: str) -> SlotSpec | None:
         return next((s for s in self.slots if s.name == name), None)
+
+    def fact_key(self, name: str) -> str:
+        """The key a value of its slot (or kept result field) ``name`` is remembered under."""
+        return fact_key(self.id, self.slot(name), name)
 
     @property
     def kept(self) -> tuple[str, ...]:
@@ -193,6 +208,19 @@ class GoalsSpec:
     def remembered_slots(self) -> frozenset[str]:
         """The slots some intent may take from the user's remembered facts (``carry: memory``)."""
         return frozenset(s.name for i in self.intents for s in i.slots if s.carry == "memory")
+
+    @property
+    def remembered_keys(self) -> dict[str, str]:
+        """Slot name -> the fact key a ``carry: memory`` slot reads (the compile stage
+        refuses one slot name carried under two keys, CH317)."""
+        return {
+            s.name: i.fact_key(s.name) for i in self.intents for s in i.slots if s.carry == "memory"
+        }
+
+    def fact_key(self, intent_id: str, name: str) -> str:
+        """The key a value of slot ``name`` of a goal of ``intent_id`` is remembered under."""
+        intent = self.intent(intent_id)
+        return fact_key(intent_id, intent.slot(name) if intent is not None else None, name)
 
     @property
     def model_slots(self) -> bool:

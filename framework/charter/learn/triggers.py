@@ -53,6 +53,8 @@ class CallSeen:
     intent: str | None = None
     slots: Mapping[str, Any] = field(default_factory=dict)  # the goal's slots the call used
     user_given: frozenset[str] = frozenset()  # slots the user gave in this turn
+    # slot -> the fact key its value is remembered under (transfer.amount); unlisted: the name
+    fact_keys: Mapping[str, str] = field(default_factory=dict)
 
     def evidence(self, at: datetime) -> Evidence:
         result: dict[str, Any] = {"status": self.status, "text": self.text}
@@ -295,7 +297,7 @@ def _contradictions(turn: TurnSeen, signals: Signals, window: int) -> list[Refle
         for key, value in call.slots.items():
             if key in call.user_given:
                 continue  # the user said it now: a change of mind, not a contradiction
-            held = signals.confirmed(key)
+            held = signals.confirmed(call.fact_keys.get(key, key))
             if held is None:
                 continue
             held_value, at = held

@@ -12,12 +12,18 @@ first; the vector search only runs when nothing exact did:
    "有哪些待办事项" wants the user's to-dos however they were worded).
 3. ``keyword`` — words the turn names (a product, a term): summaries containing every one
    (full-text search), and facts whose key or value holds them.
-4. ``vector`` — the user's summaries most similar to the question, at least ``min_score``,
-   ranked by similarity × recency ``1/(1+days)`` × decay, ``top_k`` of the pack.
+4. ``vector`` — the hybrid step: the user's summaries most relevant to the question, BM25
+   over their words fused with the similarity of their vectors (``charter.memory.recall``),
+   times a bounded recency boost (a tie-breaker: ``MemoryPolicy.boost``), ``top_k`` of the
+   pack, when the question's best summary is at least ``min_score`` similar or shares
+   enough of its words (a gate on the question: restated facts below the floor still come).
+   Warm memories are searched as hot ones; only archived (and expired, deprecated, merged)
+   ones are not. The step keeps its name, ``vector``, for the traces that count it.
 
 Every step is scoped to the accessor's user, domain use, role and consent by the store it
 reads, and never returns an expired, deprecated, merged or archived memory. The result names
-the step that answered and why, and lists what each step tried, for the turn's trace.
+the step that answered and why, lists what each step tried, and gives each summary's scores
+(BM25, similarity, fused relevance, recency boost, final score), for the turn's trace.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from typing import Any, Literal
 
 from charter.memory.facts import FactStore
 from charter.memory.facts_access import privileged_refusal, require_user
-from charter.memory.narrative import Hit, NarrativeStore
+from charter.memory.narrative import NarrativeStore
+from charter.memory.recall import Hit
 from charter.memory.records import Accessor, Fact
 from charter.memory.short_term import ShortTermMemory
 
@@ -57,6 +64,7 @@ class Recollection:
             "reason": self.reason,
             "facts": [f.id for f in self.facts],
             "summaries": [h.summary.id for h in self.summaries],
+            "scores": [h.scores() for h in self.summaries],
             "tried": [{"step": s, "result": r} for s, r in self.tried],
         }
 
@@ -136,7 +144,13 @@ class LayeredMemory:
             if hits:
                 why = f"{len(hits)} summaries" + self._floor(hits)
                 return answer("vector", why, (), hits)
-            tried.append(("vector", f"no summary at least {self.policy.min_score} similar"))
+            tried.append(
+                (
+                    "vector",
+                    f"no summary at least {self.policy.min_score} similar"
+                    " or sharing the question's words",
+                )
+            )
         return Recollection("none", "no step found a memory", tried=tuple(tried))
 
     def _search(
@@ -155,8 +169,10 @@ class LayeredMemory:
     def _floor(self, hits: Sequence[Hit]) -> str:
         if not hits:
             return ""
-        best = max(h.similarity for h in hits)
-        return f" (best similarity {best:.3f} ≥ min_score {self.policy.min_score})"
+        best, floor = max(h.similarity for h in hits), self.policy.min_score
+        if best >= floor - 1e-6:  # float32 vectors: as the store admits them
+            return f" (best similarity {best:.3f} ≥ min_score {floor})"
+        return f" (best similarity {best:.3f} < min_score {floor}: found by their words)"
 
     def export(self, accessor: Accessor) -> dict[str, Any]:
         """The fact store's export (facts and audit trail) with the narrative summaries."""

@@ -5,13 +5,18 @@ Isolation is structural, as in the fact channel: every method that reaches a sum
 ``Accessor``, and every query it runs starts with ``user_id = '<accessor.user_id>'`` as a
 *prefilter* (LanceDB filters before it ranks, through a BTree index on the column), so another
 user's rows are never even candidates. Domain scope and consent are part of the same filter;
-role visibility is checked on each row returned. Only ``active`` rows still valid and not gone
-cold are searched, whether or not the lifecycle jobs (``narrative_lifecycle``) have run.
+role visibility is checked on each row returned. Only ``active`` rows still valid are
+searched, whether or not the lifecycle jobs (``narrative_lifecycle``) have run; age is no
+filter: a warm row is searched until the lifecycle archives it.
 
-Search is exact: without a vector index LanceDB compares the query with every row left by the
-prefilter (a user has hundreds of summaries, not millions), so the result is the brute-force
-result. Similarity is the cosine of the embedder's vectors; ``min_score`` is on that scale.
-A match is ranked by similarity × recency ``1/(1+days)`` × the decay weight of its idle time.
+Search is exact and relevance-first (``charter.memory.recall``): one prefiltered scan brings
+the user's rows with their texts and vectors (a user has hundreds of summaries, not
+millions); the cosine of every row and BM25 over their words are fused, and the result is
+multiplied by a bounded recency boost (``MemoryPolicy.boost``: at most × 1.02 by default), so
+that recency breaks ties and never buries an old relevant memory. ``min_score`` is on the
+cosine scale and gates the question, not each row: once the best row passes it (or shares
+enough of the question's words), the most relevant rows are returned, restated evidence
+below the floor included.
 
 What is stored comes from ``WritePipeline.prepare_summary``: personal data already scrubbed,
 so neither the text, nor its vector, nor the full-text index holds a raw ID or phone number.
@@ -27,12 +32,14 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from charter.extensions import Embedder
+from charter.memory import recall
 from charter.memory.facts_access import audit_row, privileged_refusal, require_user
 from charter.memory.narrative_admin import NarrativeAdmin
 from charter.memory.narrative_rows import (
@@ -43,12 +50,15 @@ from charter.memory.narrative_rows import (
     to_summary,
 )
 from charter.memory.policy import MemoryPolicy
+from charter.memory.recall import Hit
 from charter.memory.records import Accessor, PreparedSummary, Summary
 
 _DAY = 86400.0
-# rows a vector query may bring back for re-ranking by recency and decay; a user with more
-# summaries above min_score than this is re-ranked among the most similar ones
+# rows a keyword query may bring back for the containment check
 POOL = 512
+# the most rows of one user (after the prefilter) a search ranks: far above the hundreds to
+# few thousands a user has; beyond it the newest rows of the scan order are not seen
+CANDIDATES = 100_000
 AuditSink = Callable[[list[dict[str, Any]]], None]
 Clock = Callable[[], datetime]
 
@@ -65,16 +75,6 @@ def lancedb_module() -> Any:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class Hit:
-    """A summary a search returned: its cosine ``similarity`` to the query and the ``score``
-    it was ranked by (similarity × recency × decay; BM25 for a keyword hit)."""
-
-    summary: Summary
-    similarity: float
-    score: float
 
 
 def _all_bigrams(match: Any, word: str, op: Any) -> Any:
@@ -222,25 +222,25 @@ class NarrativeStore(NarrativeAdmin):
 
     def scope(self, accessor: Accessor, now: datetime) -> str:
         """The filter every read starts with: this user, readable domains, consent held,
-        active, still valid, not cold."""
+        active (not archived, expired, deprecated or merged) and still valid. Age is no
+        filter: a warm memory is searched like a hot one until the lifecycle archives it."""
         require_user(accessor)
         domains = ", ".join(quote(d) for d in sorted(self.policy.readable_domains(accessor.use)))
         consent = "consent_source IS NULL"
         if accessor.consent is not None:
             consent = f"({consent} OR consent_source = {quote(accessor.consent)})"
         t = epoch(now)
-        cold = t - self.policy.lifecycle.warm_days * _DAY
         return (
             f"user_id = {quote(accessor.user_id)} AND domain IN ({domains}) AND {consent}"
             f" AND status = 'active' AND (valid_until IS NULL OR valid_until > {t!r})"
-            f" AND coalesce(last_used_at, created_at) >= {cold!r}"
         )
 
     def weight(self, row: Mapping[str, Any], now: float) -> float:
-        """Recency × decay of a row at ``now`` (epoch seconds)."""
+        """The bounded recency × decay boost of a row at ``now`` (epoch seconds), in
+        [1, 1 + recency_boost]: ``MemoryPolicy.boost``."""
         idle = (now - (row["last_used_at"] or row["created_at"])) / _DAY
         age = (now - row["created_at"]) / _DAY
-        return self.policy.recency(age) * self.policy.decayed_weight(1.0, idle)
+        return self.policy.boost(age, idle)
 
     def search(
         self,
@@ -252,27 +252,47 @@ class NarrativeStore(NarrativeAdmin):
         intent: str | None = None,
         kinds: Iterable[str] = ("summary", "question", "tag"),
     ) -> list[Hit]:
-        """The user's summaries most similar to ``query`` (a text, embedded as a question, or
-        a vector), at least ``min_score`` similar, ranked by similarity × recency × decay."""
+        """The user's summaries most relevant to ``query``, best first.
+
+        A text is embedded as a question and also cut into words: BM25 over the user's rows
+        and cosine similarity are fused (``charter.memory.recall``); a vector has only its
+        similarity (scaled as in the fusion, so the boost weighs the same). For a text the
+        gate is on the question: when its best row is at least ``min_score`` similar or
+        shares enough of its words, the ``limit`` most relevant rows are returned, restated
+        evidence below the floor included; otherwise none. For a vector each row must be at
+        least ``min_score`` similar (a similarity lookup). The fused relevance is multiplied
+        by the row's bounded recency boost (``weight``); ties go to the more similar row, then
+        the smaller id (``recall.order``)."""
         now = self._clock()
-        vector = self.embedder.embed([query], query=True)[0] if isinstance(query, str) else query
+        text: str | None = None
+        vector: Sequence[float]
+        if isinstance(query, str):
+            text, vector = query, self.embedder.embed([query], query=True)[0]
+        else:
+            vector = query
         where = self.scope(accessor, now) + " AND kind IN (" + ", ".join(map(quote, kinds)) + ")"
         if intent is not None:
             where += f" AND intent_type = {quote(intent)}"
+        rows, matrix = self._candidates(where)
         floor = self.policy.min_score if min_score is None else min_score
-        rows = (
-            self.table.search(list(vector), vector_column_name="vector")
-            .distance_type("cosine")
-            .distance_range(upper_bound=1.0 - floor + 1e-6)  # exclusive, float32
-            .where(where, prefilter=True)
-            .select([*COLUMNS, "_distance"])
-            .limit(POOL)
-            .to_list()
+        ranked = recall.rank(self.policy, rows, matrix, vector, text, floor, epoch(now))
+        return self._returned(accessor, now, ranked, limit)
+
+    def _candidates(self, where: str) -> tuple[list[dict[str, Any]], np.ndarray[Any, Any]]:
+        """Every row matching ``where`` (one user's: the prefilter) without its vector, and
+        the vectors as a matrix, in one scan."""
+        found = (
+            self.table.search()
+            .where(where)
+            .select([*COLUMNS, "vector"])
+            .limit(CANDIDATES)
+            .to_arrow()
         )
-        t = epoch(now)
-        hits = [(1.0 - r["_distance"], r) for r in rows]
-        ranked = sorted(hits, key=lambda h: (-h[0] * self.weight(h[1], t), h[1]["id"]))
-        return self._returned(accessor, now, ranked, limit, lambda sim, r: sim * self.weight(r, t))
+        if found.num_rows == 0:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        column = found.column("vector").combine_chunks()
+        matrix = np.asarray(column.flatten(), dtype=np.float32).reshape(found.num_rows, -1)
+        return found.drop_columns(["vector"]).to_pylist(), matrix
 
     def search_keywords(
         self, accessor: Accessor, keywords: Sequence[str], *, limit: int | None = None
@@ -295,33 +315,30 @@ class NarrativeStore(NarrativeAdmin):
             .to_list()
         )
         found = [r for r in rows if all(w in r["text"].lower() for w in words)]
-        ranked = [(0.0, r) for r in sorted(found, key=lambda r: (-r["_score"], r["id"]))]
-        return self._returned(accessor, now, ranked, limit, lambda _, r: float(r["_score"]))
+        ranked = [
+            Hit(to_summary(r), 0.0, float(r["_score"]), bm25=float(r["_score"]))
+            for r in sorted(found, key=lambda r: (-r["_score"], r["id"]))
+        ]
+        return self._returned(accessor, now, ranked, limit)
 
     def _returned(
-        self,
-        accessor: Accessor,
-        now: datetime,
-        ranked: list[tuple[float, dict[str, Any]]],
-        limit: int | None,
-        score: Callable[[float, dict[str, Any]], float],
+        self, accessor: Accessor, now: datetime, ranked: Iterable[Hit], limit: int | None
     ) -> list[Hit]:
         cap = self.policy.top_k if limit is None else limit
         hits: list[Hit] = []
         audit: list[dict[str, Any]] = []
-        for sim, r in ranked:
+        for hit in ranked:
             if len(hits) == cap:
                 break
-            if not self.policy.may_see(accessor.role, r["memory_type"], r["kind"]):
-                why = f"role {accessor.role} may not see {r['kind']} ({r['memory_type']})"
-                audit.append(
-                    audit_row(accessor, "deny", now, r["id"], f"read: {why}", allowed=False)
-                )
+            s = hit.summary
+            if not self.policy.may_see(accessor.role, s.memory_type, s.kind):
+                why = f"role {accessor.role} may not see {s.kind} ({s.memory_type})"
+                audit.append(audit_row(accessor, "deny", now, s.id, f"read: {why}", allowed=False))
                 continue
-            hits.append(Hit(to_summary(r), sim, score(sim, r)))
-            audit.append(audit_row(accessor, "read", now, r["id"], "narrative"))
-            _, uses, _ = self._usage.get(r["id"], (r["user_id"], 0, 0.0))
-            self._usage[r["id"]] = (r["user_id"], uses + 1, epoch(now))
+            hits.append(hit)
+            audit.append(audit_row(accessor, "read", now, s.id, "narrative"))
+            _, uses, _ = self._usage.get(s.id, (s.user_id, 0, 0.0))
+            self._usage[s.id] = (s.user_id, uses + 1, epoch(now))
         if not hits:
             audit.append(audit_row(accessor, "read", now, None, "narrative: nothing matched"))
         self._record(audit)

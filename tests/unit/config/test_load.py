@@ -27,6 +27,9 @@ url = "sqlite:///state.db"
 narrative_path = "lance"
 key_env = "MY_MEMORY_KEY"
 embedder = "hashing"
+shared_url = "sqlite:///shared.db"
+shared_namespace = "acme"
+shared_keys = "coupon, price-query.product"
 [model]
 backend = "openai"
 path = "m.gguf"
@@ -44,6 +47,8 @@ trace = false
 host = "0.0.0.0"
 port = 9000
 max_body_bytes = 1024
+sweep_every = "30s"
+maintain_every = "6h"
 [[serve.tenants]]
 name = "acme"
 token_env = "TOKEN_ACME"
@@ -75,7 +80,14 @@ def test_every_setting_from_charter_toml(load: Load) -> None:
     assert diags == []
     assert config.file == "charter.toml"
     assert config.database.url == "sqlite:///state.db"
-    assert config.memory == MemoryConfig("lance", "MY_MEMORY_KEY", "hashing")
+    assert config.memory == MemoryConfig(
+        "lance",
+        "MY_MEMORY_KEY",
+        "hashing",
+        "sqlite:///shared.db",
+        "acme",
+        "coupon, price-query.product",
+    )
     assert config.model == ModelConfig(
         "openai", "m.gguf", "http://127.0.0.1:8080/v1", "MY_API_KEY", 128, 1.0, 4096
     )
@@ -89,6 +101,8 @@ def test_every_setting_from_charter_toml(load: Load) -> None:
             TenantConfig("acme", "TOKEN_ACME", Secret("t1", "env TOKEN_ACME")),
             TenantConfig("globex", "TOKEN_GLOBEX"),
         ),
+        "30s",
+        "6h",
     )
     assert config.plugins.allow == frozenset({"zh"})
     assert config.plugins.errors == "disable"
@@ -98,12 +112,14 @@ def test_every_setting_from_charter_toml(load: Load) -> None:
     ("key", "source"),
     [
         ("database.url", "charter.toml:2"),
-        ("model.n_ctx", "charter.toml:14"),
-        ("serve.port", "charter.toml:22"),
-        ("serve.tenants[1].name", "charter.toml:28"),
+        ("memory.shared_keys", "charter.toml:9"),
+        ("model.n_ctx", "charter.toml:17"),
+        ("serve.port", "charter.toml:25"),
+        ("serve.maintain_every", "charter.toml:28"),
+        ("serve.tenants[1].name", "charter.toml:33"),
         ("serve.tenants[0].token", "env TOKEN_ACME"),
-        ("plugins.allow", "charter.toml:31"),
-        ("plugins.errors", "charter.toml:32"),
+        ("plugins.allow", "charter.toml:36"),
+        ("plugins.errors", "charter.toml:37"),
         ("plugins.autoload", "default"),
     ],
 )
@@ -140,6 +156,7 @@ def test_charter_toml_wins_over_pyproject(load: Load) -> None:
     [
         ("CHARTER_DATABASE_URL", "postgresql://db/charter", ("database", "url")),
         ("CHARTER_NARRATIVE_PATH", "/srv/lance", ("memory", "narrative_path")),
+        ("CHARTER_SHARED_MEMORY_URL", "postgresql://db/shared", ("memory", "shared_url")),
         ("CHARTER_MODEL_BACKEND", "scripted", ("model", "backend")),
         ("CHARTER_MODEL_PATH", "/models/qwen.gguf", ("model", "path")),
         ("CHARTER_MODEL_URL", "https://llm.internal/v1", ("model", "base_url")),

@@ -75,7 +75,7 @@ conversations:
       - user: 尾号1234
         expect:
           slots: {account-query: {card_tail: "4321"}}
-          memory: {card_tail: "4321"}
+          memory: {account-query.card_tail: "4321"}
           model_calls: 1
       - user: 你好
         expect:
@@ -101,7 +101,7 @@ def test_wrong_expectations_say_turn_words_expected_and_got(
         "turn 1 “查一下余额” (line 5): ticket: expected a ticket, got none",
         "turn 1 “查一下余额” (line 5): model_calls: expected 2, got 0",
         'turn 2 “尾号1234” (line 11): slots account-query.card_tail: expected "4321", got "1234"',
-        'turn 2 “尾号1234” (line 11): memory card_tail: expected "4321" written, got "1234"',
+        'turn 2 “尾号1234” (line 11): memory account-query.card_tail: expected "4321" written, got "1234"',
         "turn 2 “尾号1234” (line 11): model_calls: expected 1, got 0",
         "turn 3 “你好” (line 16): reply: (-expected +got) …请问有什么可以帮[-助-]您？",
         'turn 3 “你好” (line 16): responses: expected ["builtin.unanswered"], got ["model"]',
@@ -180,7 +180,7 @@ conversations:
         user_id: bob
         expect: {goals: {account-query: pending}}
       - user: 尾号5678
-        expect: {goals: {account-query: completed}, memory: {card_tail: "5678"}}
+        expect: {goals: {account-query: completed}, memory: {account-query.card_tail: "5678"}}
 """
 
 

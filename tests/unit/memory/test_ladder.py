@@ -1,7 +1,7 @@
 """The retrieval ladder over the fact store (SQLite and PostgreSQL) and the narrative store
-(LanceDB, ``HashEmbedder``): which step answers and why, what each step tried, that no step
-ever returns an expired, deprecated, merged or archived memory, and ``export`` / ``forget``
-across every store."""
+(LanceDB, ``HashEmbedder``): which step answers and why, what each step tried and the scores of
+each summary, that an old relevant memory beats newer small talk, that no step ever returns an
+expired, deprecated, merged or archived memory, and ``export`` / ``forget`` across every store."""
 
 from __future__ import annotations
 
@@ -109,6 +109,7 @@ def found(r: Recollection) -> tuple[list[str], list[str]]:
 NO_ENTITY = ("entity", "the input names no entity")
 NO_INTENT = ("intent", "no intent for this turn")
 NO_WORDS = ("keyword", "no keywords of two characters or more")
+NO_SUMMARY = ("vector", "no summary at least 0.3 similar or sharing the question's words")
 
 
 @pytest.mark.parametrize(
@@ -172,6 +173,8 @@ NO_WORDS = ("keyword", "no keywords of two characters or more")
         pytest.param(
             {"query": "用户喜欢蓝色的鞋子", "keywords": ["发票"]},
             "vector",
+            # the question passes the gate: the summaries about it (the other two are far
+            # below the best and under min_score: another subject)
             "1 summaries (best similarity 0.939 ≥ min_score 0.3)",
             [NO_ENTITY, NO_INTENT, ("keyword", "keywords 发票: no match")],
             [],
@@ -182,7 +185,7 @@ NO_WORDS = ("keyword", "no keywords of two characters or more")
             {"query": "今天天气怎么样", "keywords": ["天"]},
             "none",
             "no step found a memory",
-            [NO_ENTITY, NO_INTENT, NO_WORDS, ("vector", "no summary at least 0.3 similar")],
+            [NO_ENTITY, NO_INTENT, NO_WORDS, NO_SUMMARY],
             [],
             [],
             id="none",
@@ -210,6 +213,7 @@ def test_the_first_step_that_finds_something_answers(
         "reason": reason,
         "facts": [ids[k] for k in facts],
         "summaries": [ids[k] for k in summaries],
+        "scores": [h.scores() for h in got.summaries],
         "tried": [{"step": s, "result": r} for s, r in tried + answered],
     }
 
@@ -225,6 +229,59 @@ def test_without_a_narrative_channel_the_vector_step_says_so(
         ("intent", "intent contract: nothing of that intent"),
         ("keyword", "keywords 合同: no match"),
         ("vector", "no narrative channel"),
+    )
+
+
+def test_the_trace_names_the_step_and_each_summarys_scores(
+    stores: Stores, make_fact: MakeFact, clock: Clock
+) -> None:
+    ids = fill(stores, make_fact)
+    clock.advance(days=3)
+    got = stores.memory.recall(U1, "用户喜欢蓝色的鞋子", top_k=1)
+    trace = got.trace()
+    assert (trace["step"], trace["summaries"]) == ("vector", [ids["shoes"]])
+    [scores] = trace["scores"]
+    assert list(scores) == ["id", "bm25", "similarity", "fused", "boost", "score"]
+    assert scores["id"] == ids["shoes"]
+    assert scores["bm25"] > 0  # 用户, 喜欢, 蓝色 ... are its words
+    assert scores["similarity"] == pytest.approx(0.939, abs=1e-3)
+    assert 1.0 < scores["boost"] < 1.005  # three days old: part of the 0.005 boost
+    assert scores["score"] == pytest.approx(scores["fused"] * scores["boost"], abs=1e-3)
+    # a keyword hit carries LanceDB's BM25 and no similarity
+    by_word = stores.memory.recall(U1, "蓝色", keywords=["蓝色"]).trace()
+    assert by_word["step"] == "keyword" and by_word["scores"][0]["similarity"] == 0.0
+
+
+def test_an_old_fact_beats_months_of_newer_small_talk(
+    stores: Stores, clock: Clock, make_fact: MakeFact
+) -> None:
+    [pet] = stores.narrative.add(U1, [summary("用户家里养了一只叫豆豆的柯基")])
+    for week in range(1, 41):  # 280 days of other things, some sharing its words
+        clock.advance(days=7)
+        text = "用户问邻居家的柯基几岁了" if week % 10 == 0 else f"用户问第{week}周的天气"
+        stores.narrative.add(U1, [summary(text)])
+    got = stores.memory.recall(U1, "我家柯基叫豆豆吗")
+    assert got.step == "vector" and got.summaries[0].summary.id == pet.id
+    # 280 days old and older than the warm tier (90 days), yet never archived: searched
+
+
+def test_a_summary_below_min_score_is_found_by_its_words_and_the_reason_says_so(
+    memory_sqlite_url: str, tmp_path: Path, clock: Clock
+) -> None:
+    strict = MemoryPolicy(min_score=0.99, top_k=3)
+    with FactStore(memory_sqlite_url, strict, clock=clock) as facts:
+        narrative = NarrativeStore(tmp_path / "n", HashEmbedder(), strict, clock=clock)
+        [pet] = narrative.add(U1, [summary("用户家里养了一只叫豆豆的柯基")])
+        narrative.add(U1, [summary("用户问今天的天气")])
+        got = LayeredMemory(facts, narrative).recall(U1, "柯基豆豆")
+        narrative.close()
+    # the words pass the gate; the other summary, another subject, stays out
+    assert [h.summary.text for h in got.summaries] == ["用户家里养了一只叫豆豆的柯基"]
+    assert got.summaries[0].summary.id == pet.id
+    best = max(h.similarity for h in got.summaries)
+    assert best < 0.99
+    assert got.reason == (
+        f"1 summaries (best similarity {best:.3f} < min_score 0.99: found by their words)"
     )
 
 
@@ -306,7 +363,7 @@ def test_export_has_the_summaries_and_the_whole_audit_trail(
 ) -> None:
     ids = fill(stores, make_fact)
     clock.advance(minutes=1)
-    stores.memory.recall(U1, "用户喜欢蓝色的鞋子")
+    stores.memory.recall(U1, "用户喜欢蓝色的鞋子", top_k=1)
     data = stores.memory.export(USER)
     assert list(data) == ["format", "user_id", "exported_at", "facts", "audit", "summaries"]
     assert [f["id"] for f in data["facts"]] == [ids["clause"], ids["size"]]
@@ -336,7 +393,7 @@ def test_forget_clears_every_store_and_leaves_only_hashed_forget_rows(
     stores.short_term.record("u1", "s1", "合同第三条怎么改", "我来看看")
     stores.short_term.record("u1", "s2", "退货运费谁出", "商家出")
     stores.short_term.record("u2", "s1", "你好", "你好")
-    stores.memory.recall(U1, "用户喜欢蓝色的鞋子")
+    stores.memory.recall(U1, "用户喜欢蓝色的鞋子", top_k=1)
 
     assert stores.memory.forget(USER) == {"summaries": 3, "turns": 2, "facts": 2}
 

@@ -67,6 +67,7 @@ def db(
     tmp_path: Path,
 ) -> str:
     monkeypatch.delenv("CHARTER_MEMORY_URL", raising=False)
+    monkeypatch.delenv("CHARTER_DATABASE_URL", raising=False)
     monkeypatch.setenv("CHARTER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
     write_memories(memory_db_url, clock, ids, make_fact)
@@ -273,8 +274,7 @@ def test_where_the_database_comes_from(
         "(give --db URL or set CHARTER_MEMORY_URL)\n",
     )
     assert charter("memory", "list", "--user", "u1").err == (
-        "charter memory list: no database at charter-memory.db "
-        "(give --db URL or set CHARTER_MEMORY_URL)\n"
+        "charter memory list: no database at charter.db (give --db URL or set CHARTER_MEMORY_URL)\n"
     )
     monkeypatch.setenv("CHARTER_MEMORY_URL", db)
     assert charter("memory", "list", "--user", "u1") == Run(0, LIST, "")

@@ -1,7 +1,8 @@
 """The narrative channel on LanceDB: add and search, isolation per user, domain scope, consent,
-role visibility, validity, ranking by similarity × recency × decay, the ``min_score`` gate,
-keyword search, usage, the privileged listing and export, ``forget`` down to the bytes on disk,
-the embedder check on reopen, and the audit rows, with the fake clock.
+role visibility, validity, warm rows searched until archived, relevance-first hybrid ranking
+(BM25 fused with similarity, a bounded recency boost), the ``min_score`` gate, keyword search,
+usage, the privileged listing and export, ``forget`` down to the bytes on disk, the embedder
+check on reopen, and the audit rows, with the fake clock.
 
 Most tests embed with ``HashEmbedder`` (deterministic, no model); the ranking tests use
 ``TableEmbedder``, whose vectors are chosen by hand so that every similarity is known exactly
@@ -21,7 +22,7 @@ import pytest
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts_privacy import user_hash
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_lifecycle import expire
+from charter.memory.narrative_lifecycle import archive_cold, expire
 from charter.memory.pipeline import WritePipeline
 from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, PreparedSummary, Summary
@@ -133,15 +134,18 @@ def test_a_summary_is_stored_whole_and_found_again(store: NarrativeStore, clock:
     )
     assert len({s.id for s in written}) == 2
     clock.advance(minutes=5)
+    # the question passes the gate; 用户想退货, another subject far below it, stays out
     [hit] = store.search(U1, "合同第三条")
     assert hit.summary == first
     h = HashEmbedder()
     expected = cos(*h.embed(["用户询问合同第三条怎么改", "合同第三条"]))
     assert expected == pytest.approx(2 / 3, abs=1e-12)  # the hash buckets share 6 of 9
-    # five minutes old and unused: recency 1/(1+5/1440), decay 0.85^(5/1440/30)
-    days = 5 / 1440
     assert hit.similarity == pytest.approx(2 / 3, abs=1e-6)
-    assert hit.score == pytest.approx(hit.similarity / (1 + days) * 0.85 ** (days / 30), rel=1e-12)
+    # five minutes old and unused: boost 1 + 0.005 × 0.5^(days/30) × 0.85^(days/30)
+    days = 5 / 1440
+    assert hit.boost == pytest.approx(1 + 0.005 * 0.5 ** (days / 30) * 0.85 ** (days / 30))
+    assert hit.bm25 is not None and hit.bm25 > 0  # 合同, 第三条: the words are there
+    assert hit.fused is not None and hit.score == pytest.approx(hit.fused * hit.boost)
 
 
 def test_a_summary_written_through_the_pipeline_holds_no_raw_phone(
@@ -372,95 +376,188 @@ def test_a_summary_past_valid_until_is_never_returned_even_before_expire_runs(
     assert history[short.id] == "expired"
 
 
-def test_a_summary_idle_beyond_the_warm_tier_is_not_searched(
+def test_a_summary_older_than_the_warm_tier_is_searched_until_archived(
     store: NarrativeStore, clock: Clock
 ) -> None:
     store.add(U1, [prep("很久以前的合同")])
-    clock.advance(days=90)
+    clock.advance(days=100)  # older than warm_days (90), never used, not archived
     assert texts(store.search(U1, "合同", min_score=-1.0)) == ["很久以前的合同"]
-    store.flush_usage()  # that search was a use: warm again for 90 days
-    clock.advance(days=90, seconds=1)
-    assert store.search(U1, "合同", min_score=-1.0) == []
-    assert store.search_keywords(U1, ["合同"]) == []
+    assert texts(store.search_keywords(U1, ["合同"])) == ["很久以前的合同"]
+    clock.advance(days=50)
+    store.add(U1, [prep("新的合同")])
+    clock.advance(days=41)  # the old one idle 91 days since those searches: the job archives it
+    assert archive_cold(store, clock.now) == 1
+    assert texts(store.search(U1, "合同", min_score=-1.0)) == ["新的合同"]
+    assert texts(store.search_keywords(U1, ["合同"])) == ["新的合同"]
+    statuses = {s.text: s.status for s in store.list_summaries(ADMIN, history=True)}
+    assert statuses == {"很久以前的合同": "archived", "新的合同": "active"}
 
 
 # ---- ranking ----------------------------------------------------------------------------------
 
 
-def score(similarity: float, age_days: float, idle_days: float) -> float:
-    """The formula, by hand: similarity × 1/(1+days) × (1-0.15)^(idle/30)."""
-    return similarity * (1 / (1 + age_days)) * float((1 - 0.15) ** (idle_days / 30))
+def boost(age_days: float, idle_days: float, b: float = 0.005) -> float:
+    """The policy's bounded boost, by hand: 1 + b × 0.5^(age/30) × (1-0.15)^(idle/30)."""
+    return float(1 + b * 0.5 ** (age_days / 30) * 0.85 ** (idle_days / 30))
 
 
-def test_ranking_is_similarity_times_recency_times_decay(
+def test_an_old_relevant_summary_beats_recent_less_relevant_ones(
     tmp_path: Path, clock: Clock, audit: AuditRows
 ) -> None:
     store = open_store(tmp_path / "n", clock, audit, TableEmbedder(VECTORS), top_k=10)
     [a] = store.add(U1, [prep("A")])  # day 0, similarity 1
-    clock.advance(days=29)
-    [b] = store.add(U1, [prep("B")])  # day 29, similarity 0.5
-    clock.advance(days=1)
-    [c] = store.add(U1, [prep("C")])  # day 30, similarity 1
-    store.add(U1, [prep("D")])  # similarity 0: below min_score
-    hits = store.search(U1, "Q")
-    assert [h.summary.id for h in hits] == [c.id, b.id, a.id]
-    assert [h.similarity for h in hits] == pytest.approx([1.0, 0.5, 1.0], abs=1e-6)
-    # B is half as similar as A but 29 days younger
-    assert [h.score for h in hits] == pytest.approx(
-        [score(1.0, 0, 0), score(0.5, 1, 1), score(1.0, 30, 30)], rel=1e-6
+    clock.advance(days=200)
+    [b] = store.add(U1, [prep("B")])  # day 200, similarity 0.5
+    [d] = store.add(U1, [prep("D")])  # day 200, similarity 0
+    hits = store.search(U1, "Q", min_score=-1.0)
+    # by similarity × 1/(1+days), A (1/201) fell far below B (0.5)
+    assert [h.summary.id for h in hits] == [a.id, b.id, d.id]
+    assert [h.similarity for h in hits] == pytest.approx([1.0, 0.5, 0.0], abs=1e-6)
+    assert [h.boost for h in hits] == pytest.approx([boost(200, 200), boost(0, 0), boost(0, 0)])
+    assert [h.bm25 for h in hits] == [0.0, 0.0, 0.0]  # Q shares no word with them
+    for h in hits:
+        assert h.fused is not None and h.score == pytest.approx(h.fused * h.boost)
+
+
+def test_words_find_an_old_fact_among_a_year_of_small_talk(
+    store: NarrativeStore, clock: Clock
+) -> None:
+    [fact] = store.add(U1, [prep("用户家里养了一只叫豆豆的柯基")])
+    for week in range(1, 53):
+        clock.advance(days=7)
+        store.add(U1, [prep(f"用户问第{week}周的天气怎么样")])
+    hits = store.search(U1, "我家柯基叫什么名字", limit=3, min_score=-1.0)
+    assert hits[0].summary.id == fact.id
+    assert hits[0].bm25 is not None and hits[0].bm25 > 0
+    assert [h.bm25 for h in hits[1:]] == [0.0, 0.0]
+
+
+def test_a_question_sharing_a_rows_words_passes_the_gate_below_min_score(
+    tmp_path: Path, clock: Clock, audit: AuditRows
+) -> None:
+    table = {
+        "柯基叫豆豆吗": VECTORS["Q"],
+        "豆浆好喝吗": VECTORS["Q"],  # no word of any row
+        "用户家里养了一只柯基叫豆豆": VECTORS["D"],  # similarity 0, every word of the question
+        "用户问今天的天气": VECTORS["D"],  # similarity 0, no word
+        "用户喜欢喝咖啡": VECTORS["B"],  # similarity 0.5, no word
+    }
+    store = open_store(tmp_path / "n", clock, audit, TableEmbedder(table), top_k=10)
+    store.add(U1, [prep(t) for t in list(table)[2:]])
+    # the gate is on the question: its words pass it; then the rows near the best one, past
+    # the floor or holding the question's words are ranked (咖啡: 0.7 × scaled similarity 1;
+    # 柯基: 0.3 × its share of the words above half); 天气 (0 similar, no word) is another
+    # subject and stays out
+    ranked = ["用户喜欢喝咖啡", "用户家里养了一只柯基叫豆豆"]
+    hits = store.search(U1, "柯基叫豆豆吗", min_score=0.9)
+    assert texts(hits) == ranked
+    assert hits[0].fused == pytest.approx(0.7, abs=1e-6)
+    assert hits[1].bm25 is not None and hits[1].bm25 > 0 and (hits[1].fused or 0.0) > 0
+    # no shared word, best row 0.5 similar: a question about nothing the user said ...
+    assert texts(store.search(U1, "豆浆好喝吗", min_score=0.9)) == []
+    # ... unless the floor is below its best row: then the rows near that one come, not the
+    # rows far below it
+    assert texts(store.search(U1, "豆浆好喝吗", min_score=0.5)) == ["用户喜欢喝咖啡"]
+    # a vector has no words: each row must pass the floor
+    assert texts(store.search(U1, VECTORS["Q"], min_score=0.9)) == []
+    assert texts(store.search(U1, VECTORS["Q"], min_score=0.5)) == ["用户喜欢喝咖啡"]
+
+
+@pytest.mark.parametrize(("recency_weight", "first"), [(True, "合同乙"), (False, "合同甲")])
+def test_recency_and_decay_break_ties_between_equally_relevant_summaries(
+    tmp_path: Path, clock: Clock, audit: AuditRows, recency_weight: bool, first: str
+) -> None:
+    table = {"Q": VECTORS["Q"], "合同甲": VECTORS["A"], "合同乙": VECTORS["C"]}
+    store = open_store(
+        tmp_path / "n", clock, audit, TableEmbedder(table), top_k=10, recency_weight=recency_weight
     )
-    assert hits[1].score == pytest.approx(0.24864926, rel=1e-6)
-    assert hits[2].score == pytest.approx(0.85 / 31, rel=1e-6)
-    # each was used now: 30 days later the idle time is 30 days for all three
+    store.add(U1, [prep("合同甲")])  # day 0
+    clock.advance(days=150)
+    store.add(U1, [prep("合同乙")])  # day 150, never used
+    clock.advance(days=50)
+    assert texts(store.search_keywords(U1, ["合同甲"])) == ["合同甲"]  # 甲 used on day 200
     store.flush_usage()
-    clock.advance(days=30)
-    hits = store.search(U1, "Q")
-    # and A, twice as similar, is back ahead of B: 1/61 > 0.5/32
-    assert [h.summary.id for h in hits] == [c.id, a.id, b.id]
-    assert [h.score for h in hits] == pytest.approx(
-        [score(1.0, 30, 30), score(1.0, 60, 30), score(0.5, 31, 30)], rel=1e-6
-    )
-    assert [h.score for h in hits] == pytest.approx(
-        [0.85 / 31, 0.85 / 61, 0.5 * 0.85 / 32], rel=1e-6
+    hits = store.search(U1, "Q", min_score=-1.0)
+    # equally similar: with recency, the newer 乙 (age 50) before 甲 (age 200, just used);
+    # without, decay alone: 甲 was used now, 乙 idle for 50 days
+    assert texts(hits)[0] == first
+    assert [h.similarity for h in hits] == pytest.approx([1.0, 1.0], abs=1e-6)
+    recency = {"合同甲": 0.5 ** (200 / 30), "合同乙": 0.5 ** (50 / 30)} if recency_weight else {}
+    decay = {"合同甲": 1.0, "合同乙": 0.85 ** (50 / 30)}
+    assert [h.boost for h in hits] == pytest.approx(
+        [1 + 0.005 * recency.get(t, 1.0) * decay[t] for t in texts(hits)]
     )
 
 
-def test_without_recency_only_decay_weighs_similarity(
+def test_the_recency_boost_is_bounded_and_cannot_bury_relevance(
     tmp_path: Path, clock: Clock, audit: AuditRows
 ) -> None:
     store = open_store(
-        tmp_path / "n", clock, audit, TableEmbedder(VECTORS), top_k=10, recency_weight=False
+        tmp_path / "n", clock, audit, TableEmbedder(VECTORS), top_k=10, recency_boost=0.5
     )
-    [a] = store.add(U1, [prep("A")])  # similarity 1, 60 days idle: 1 × 0.85²
-    clock.advance(days=60)
-    [b] = store.add(U1, [prep("B")])  # similarity 0.5, new: 0.5
-    hits = store.search(U1, "Q")
-    assert [h.summary.id for h in hits] == [a.id, b.id]
-    assert [h.score for h in hits] == pytest.approx([0.7225, 0.5], rel=1e-6)
+    [a] = store.add(U1, [prep("A")])  # similarity 1, a year old
+    clock.advance(days=365)
+    [b] = store.add(U1, [prep("B")])  # similarity 0.5, new: the largest boost there is
+    [d] = store.add(U1, [prep("D")])
+    hits = store.search(U1, "Q", min_score=-1.0)
+    assert [h.summary.id for h in hits] == [a.id, b.id, d.id]
+    assert [h.boost for h in hits] == pytest.approx([boost(365, 365, 0.5), 1.5, 1.5])
+    # a vector query: similarity alone, scaled over the user's rows (0.7 × 1, 0.5, 0), × boost
+    by_vector = store.search(U1, VECTORS["Q"], min_score=-1.0)
+    assert [h.summary.id for h in by_vector] == [a.id, b.id, d.id]
+    assert [h.score for h in by_vector] == pytest.approx(
+        [0.7 * boost(365, 365, 0.5), 0.7 * 0.5 * 1.5, 0.0], abs=1e-6
+    )
+    assert [h.bm25 for h in by_vector] == [None, None, None]
+
+
+@pytest.mark.parametrize(
+    ("min_score", "found"),
+    [
+        # the policy's, 0.3: A passes; B too, D (0 similar) is far below the best
+        (None, ["A", "B"]),
+        # A is exactly 1 similar (float32: 1e-6 of slack); B is neither near it nor past 1
+        (1.0, ["A"]),
+        (1.0001, []),  # no row that similar, no shared word: nothing
+        (-1.0, ["A", "B", "D"]),
+    ],
+)
+def test_min_score_gates_the_question_on_its_best_row(
+    tmp_path: Path, clock: Clock, audit: AuditRows, min_score: float | None, found: list[str]
+) -> None:
+    store = open_store(tmp_path / "n", clock, audit, TableEmbedder(VECTORS), top_k=10)
+    store.add(U1, [prep("A"), prep("B"), prep("D")])
+    assert texts(store.search(U1, "Q", min_score=min_score)) == found
 
 
 @pytest.mark.parametrize(
     ("min_score", "found"),
     [
         (None, ["A", "B"]),  # the policy's, 0.3
-        # BUG (narrative.py, search): "at least min_score" fails at equality. B is exactly
-        # 0.5 similar and D exactly 0, yet min_score 0.5 drops B and 0.0 drops D: LanceDB's
-        # distance_range upper bound is exclusive and compared in float32, where the
-        # "+ 1e-9" of `upper_bound=1.0 - floor + 1e-9` vanishes (float32 spacing near 1 is
-        # ~1.2e-7). Proposed fix: an epsilon above float32 resolution, 1e-6.
-        (0.5, ["A", "B"]),
+        (0.5, ["A", "B"]),  # B is exactly 0.5 similar: "at least" holds in float32
         (0.5001, ["A"]),
         (1.0, ["A"]),
-        (0.0, ["A", "B", "D"]),  # BUG: as above, D is exactly 0 similar
+        (0.0, ["A", "B", "D"]),  # D is exactly 0 similar
         (-1.0, ["A", "B", "D"]),
     ],
 )
-def test_min_score_is_a_floor_on_similarity(
+def test_min_score_is_a_floor_on_each_row_for_a_vector_query(
     tmp_path: Path, clock: Clock, audit: AuditRows, min_score: float | None, found: list[str]
 ) -> None:
     store = open_store(tmp_path / "n", clock, audit, TableEmbedder(VECTORS), top_k=10)
     store.add(U1, [prep("A"), prep("B"), prep("D")])
-    assert texts(store.search(U1, "Q", min_score=min_score)) == found
+    assert texts(store.search(U1, VECTORS["Q"], min_score=min_score)) == found
+
+
+def test_equally_relevant_rows_come_in_the_same_order_on_every_run(
+    tmp_path: Path, clock: Clock, audit: AuditRows
+) -> None:
+    store = open_store(tmp_path / "n", clock, audit, TableEmbedder(VECTORS), top_k=10)
+    added = store.add(U1, [prep("C"), prep("A"), prep("D"), prep("B")])  # A, C: both 1
+    hits = store.search(U1, "Q", min_score=-1.0)
+    same = sorted(s.id for s in added if s.text in {"A", "C"})
+    assert [h.summary.id for h in hits[:2]] == same
+    assert texts(hits[2:]) == ["B", "D"]
 
 
 def test_the_limit_and_top_k_cap_the_hits(tmp_path: Path, clock: Clock, audit: AuditRows) -> None:
@@ -553,14 +650,14 @@ def summaries(store: NarrativeStore) -> dict[str, tuple[int, datetime | None]]:
 def test_uses_are_collected_and_written_by_flush(store: NarrativeStore, clock: Clock) -> None:
     store.add(U1, [prep("合同第三条"), prep("退货运费")])
     clock.advance(hours=1)
-    assert texts(store.search(U1, "合同第三条")) == ["合同第三条"]
+    assert texts(store.search(U1, "合同第三条", limit=1)) == ["合同第三条"]  # only what it returns
     clock.advance(hours=1)
     assert texts(store.search_keywords(U1, ["合同"])) == ["合同第三条"]
     assert summaries(store) == {"合同第三条": (0, None), "退货运费": (0, None)}  # not yet
     assert store.flush_usage() == 1
     assert summaries(store) == {"合同第三条": (2, clock.now), "退货运费": (0, None)}
     assert store.flush_usage() == 0
-    store.search(U1, "合同第三条")
+    store.search(U1, "合同第三条", limit=1)
     store.close()  # close flushes
     assert summaries(store) == {"合同第三条": (3, clock.now), "退货运费": (0, None)}
 
@@ -802,7 +899,7 @@ def test_every_write_and_read_reaches_the_audit_sink(
 ) -> None:
     a, b = store.add(U1, [prep("合同第三条"), prep("退货运费")])
     clock.advance(minutes=1)
-    store.search(U1, "合同第三条")
+    store.search(U1, "合同第三条", limit=1)
     store.search_keywords(U1, ["退货"])
     store.search_keywords(U1, ["发票"])
     at1 = T0 + timedelta(minutes=1)
@@ -860,3 +957,44 @@ def test_concurrent_first_writes_create_the_indexes_once(tmp_path: Path) -> None
     assert errors == []
     assert store.table.count_rows() == 8
     assert sorted(tuple(i.columns) for i in store.table.list_indices()) == [("text",), ("user_id",)]
+
+
+# ---- the fusion's parts -----------------------------------------------------------------------
+
+
+def test_words_count_from_half_the_questions_weight_up() -> None:
+    from charter.memory import recall
+
+    share = np.array([0.0, 0.3, 0.5, 0.75, 1.0])
+    assert recall.words(share).tolist() == [0.0, 0.0, 0.0, 0.5, 1.0]
+    # a partial overlap cannot pass a more similar row; holding all the words can
+    sims = np.array([0.90, 0.89, 0.80])
+    assert recall.order(recall.fuse(sims, sims, np.array([0.0, 0.45, 0.0])), sims, list("abc")) == [
+        0,
+        1,
+        2,
+    ]
+    assert recall.order(recall.fuse(sims, sims, np.array([0.0, 1.0, 0.0])), sims, list("abc")) == [
+        1,
+        0,
+        2,
+    ]
+
+
+def test_the_order_breaks_ties_by_similarity_then_id() -> None:
+    from charter.memory import recall
+
+    final = np.array([1.0, 1.0, 1.0, 0.5])
+    sims = np.array([0.8, 0.9, 0.8, 1.0])
+    assert recall.order(final, sims, ["b", "c", "a", "d"]) == [1, 2, 0, 3]
+    assert recall.order(np.zeros(0), np.zeros(0), []) == []
+
+
+def test_the_gate_is_on_the_questions_best_row() -> None:
+    from charter.memory import recall
+
+    sims, none = np.array([0.83, 0.84]), np.zeros(2)
+    assert recall.related(sims, none, 0.84) is True
+    assert recall.related(sims, none, 0.8401) is False
+    assert recall.related(sims, np.array([0.5, 0.0]), 0.9) is True  # half the words
+    assert recall.related(np.zeros(0), np.zeros(0), -1.0) is False

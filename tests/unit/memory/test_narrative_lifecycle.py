@@ -17,7 +17,13 @@ import pytest
 
 from charter.memory.embedders import HashEmbedder
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_lifecycle import archive_cold, deprecate, expire, merge_recurring
+from charter.memory.narrative_lifecycle import (
+    archive_cold,
+    deprecate,
+    deprecate_merged,
+    expire,
+    merge_recurring,
+)
 from charter.memory.policy import Lifecycle, MemoryPolicy
 from charter.memory.records import Accessor, PreparedSummary, Summary
 from tests.unit.memory.conftest import T0
@@ -329,3 +335,25 @@ def test_deprecate_needs_a_user(store: NarrativeStore) -> None:
     with pytest.raises(ValueError) as e:
         deprecate(store, Accessor("", "agent"), "合同")
     assert str(e.value) == "an accessor must name a user: memory has no scope without one"
+
+
+def test_questions_of_a_deprecated_tag_are_deprecated_by_the_next_pass(
+    store: NarrativeStore, clock: Clock, audit: AuditRows
+) -> None:
+    asked = ask_over_days(store, clock, SIMILAR[:5], [0, 1, 2, 3, 4])
+    theirs = [ask(store, t, U2) for t in SIMILAR[:5]]
+    assert merge_recurring(store, clock.now) == 10  # a tag each
+    [tag] = [s for s in history(store) if s.kind == "tag"]
+    assert deprecate_merged(store, clock.now) == 0  # the tag is active: nothing to do
+    assert [s.id for s in deprecate(store, U1, SIMILAR[0])] == [tag.id]
+    audit.clear()
+
+    assert deprecate_merged(store, clock.now) == 5
+
+    assert statuses(store) == {tag.id: "deprecated", **{q.id: "deprecated" for q in asked}}
+    assert {q.id: statuses(store, "u2")[q.id] for q in theirs} == {q.id: "merged" for q in theirs}
+    why = "narrative: its tag was deprecated"
+    assert sorted((r["memory_id"], r["reason"]) for r in audit if r["action"] == "deprecate") == (
+        sorted((q.id, why) for q in asked)
+    )
+    assert deprecate_merged(store, clock.now) == 0  # done once

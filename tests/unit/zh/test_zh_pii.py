@@ -48,6 +48,15 @@ CARD16 = card("622848001234567")
 VISA = card("411111111111111")
 MASTER = card("555555555555444")
 CARD17 = card("6217000000123456")
+BAD_CARD = bad_card("622202123456789012")
+
+
+def bold(number: str) -> str:
+    """Mathematical bold digits (𝟔𝟐𝟐𝟐…), which NFKC reads as the ASCII ones."""
+    return number.translate({ord(d): 0x1D7CE + int(d) for d in "0123456789"})
+
+
+BOLD_CARD = bold(CARD16)
 
 
 def spaced(number: str, sep: str = " ") -> str:
@@ -83,6 +92,17 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
         (f"证件号{spaced(ID3)}号", [spaced(ID3)]),
         (f"证件号{spaced(ID4, '-')}", [spaced(ID4, "-")]),
         (f"身份证{full(spaced(ID5))}", [full(spaced(ID5))]),
+        # a typo after a word naming an ID number (issue 17): the words say what it is
+        (f"身份证号{BAD_ID}", [BAD_ID]),
+        ("身份证号110101199003071234", ["110101199003071234"]),
+        (f"证件号码：{full(BAD_ID)}。", [full(BAD_ID)]),
+        (f"身份证号是 {ID3[:17]}", [ID3[:17]]),  # a digit left out
+        ("公民身份号码330106900101124", ["330106900101124"]),  # an old 15-digit number
+        (
+            f"身份证号{BAD_ID[:6]} {BAD_ID[6:14]} {BAD_ID[14:]}",
+            [f"{BAD_ID[:6]} {BAD_ID[6:14]} {BAD_ID[14:]}"],
+        ),
+        (f"⑴身份证号{bold(ID4)}", [bold(ID4)]),  # NFKC: ⑴ is (1), 𝟓𝟏𝟎… is 510…
     ],
     "bank_card": [
         (f"卡号{CARD19}", [CARD19]),
@@ -108,6 +128,14 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
             [f"{VISA[:4]} {VISA[4:8]}-{VISA[8:12]} {VISA[12:]}"],
         ),
         (f"退款打到{full(spaced(CARD16, '-'))}", [full(spaced(CARD16, "-"))]),
+        # a card failing Luhn, or with no network's prefix, after a card word (issue 17)
+        (f"卡号{BAD_CARD}", [BAD_CARD]),
+        (f"银行卡号是：{spaced(BAD_CARD)}", [spaced(BAD_CARD)]),
+        (f"工资卡{card('955880123456789012')}", [card("955880123456789012")]),
+        (f"订单号DD20240507，卡号{CARD16}", [CARD16]),  # a digit between: 订单号 is not in reach
+        (f"订单的银行卡{BAD_CARD}", [BAD_CARD]),  # both words: the card word is the nearer
+        (f"银行卡退款的订单号{CARD16}", [CARD16]),  # both words: a Luhn-valid number is a card
+        (f"卡号{BOLD_CARD}", [BOLD_CARD]),
     ],
     "phone": [
         ("手机13812345678", ["13812345678"]),
@@ -129,6 +157,10 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
         ("手机１３８１２３４５６７８", ["１３８１２３４５６７８"]),
         ("电话１３８－１２３４－５６７８", ["１３８－１２３４－５６７８"]),
         ("＋８６　１３８　１２３４　５６７８", ["＋８６　１３８　１２３４　５６７８"]),
+        # after a phone word, any 11 digits led by 1 (issue 17)
+        ("手机10012345678", ["10012345678"]),
+        ("联系电话：120-1234-5678", ["120-1234-5678"]),
+        ("手机号＋８６　１１０　１２３４　５６７８", ["＋８６　１１０　１２３４　５６７８"]),
     ],
     "email": [
         ("邮箱a@example.com", ["a@example.com"]),
@@ -211,6 +243,13 @@ NEGATIVE: dict[str, list[str]] = {
         "330106900101124",  # an old 15-digit number
         "订单号2023051812345678",
         "手机13812345678",
+        # no ID word in reach: a sentence ended, a number between, or it came after
+        f"我的身份证丢了。{BAD_ID}",
+        f"身份证号码第2位是{BAD_ID}",
+        f"{BAD_ID}是我的身份证号",
+        f"订单号{BAD_ID}",
+        "身份证有效期2020.05.01-2040.05.01",  # an ID word, and no ID shape
+        f"身份证号{ID2}7",  # 19 digits is no ID shape
     ],
     "bank_card": [
         bad_card("622202123456789012"),  # fails Luhn
@@ -228,6 +267,15 @@ NEGATIVE: dict[str, list[str]] = {
         f"{VISA}@example.com",
         ID1,  # an ID number, not a card
         "手机13812345678",
+        # an order word in reach: an order number, whatever its checksum (issue 17)
+        "订单号55921074533213885",
+        f"订单号{CARD16}",
+        f"运单号：{VISA}",
+        f"快递单号 {spaced(CARD19)}",
+        f"订单号是{full(CARD19)}",
+        f"银行卡退款的订单号{BAD_CARD}",  # both words: Luhn fails and the order word is nearer
+        f"卡号尾号{CARD16[-4:]}",
+        f"卡号{CARD16[:15]}",  # 15 digits: too short for a card
     ],
     "phone": [
         "订单号2023051812345678",  # an order number is not a phone number
@@ -247,6 +295,10 @@ NEGATIVE: dict[str, list[str]] = {
         "v13812345678",
         "金额1,381,234,567元",
         "2 138 1234 5678",
+        "下单时间2024-05-27 14:09",  # a date and an hour, not 020-24052714
+        "手机尾号5678",
+        "手机号1381234567",  # ten digits, even after a phone word
+        "电话打不通。10012345678",  # the phone word's sentence ended
     ],
     "email": [
         "a@localhost",

@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-load bench-recall install clean
+.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-load bench-recall bench-validate bench-startup install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +62,12 @@ bench-load: $(STAMP)
 
 bench-recall: $(STAMP)
 	$(BIN)/python benchmarks/bench_recall.py
+
+bench-validate: $(STAMP)
+	$(BIN)/python benchmarks/bench_validate.py
+
+bench-startup: $(STAMP)
+	$(BIN)/python benchmarks/bench_startup.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build *.egg-info

@@ -6,6 +6,7 @@ Six kinds, in turn: bans (``contains any [...] unless preceded by``), required p
 own literals and numbers, drawn from a seeded ``random.Random``: guard words are real two-character
 words of the sample texts (so guards fire now and then), the rest are made-up words that never
 occur (so most bans and most required phrases behave like real ones on good answers).
+``one_word`` generates the simplest pack instead: N rules banning one made-up word each.
 
 The baseline of each rule is a closure built from the same parameters, doing its own regex and
 its own extraction through the helpers of ``naive_baseline``.
@@ -113,10 +114,16 @@ class _Words:
         return "（" + self._fresh(self._phrase_chars, 4) + "）"
 
     def real(self, avoid: str = "") -> str:
-        while True:
+        while self._real:
             word = self._real.pop()
             if word not in self._used and not set(word) & set(avoid):
                 self._used.add(word)
+                return word
+        # The samples hold about 1,700 such words, enough for some 2,000 rules; a bigger pack
+        # (the validation benchmark's 3,000) takes made-up words for the rest.
+        while True:
+            word = self.made_up()
+            if not set(word) & set(avoid):
                 return word
 
 
@@ -276,6 +283,21 @@ def generate(n: int, texts: Iterable[str], seed: int = SEED) -> list[GenRule]:
     """``n`` distinct rules, the kinds in turn; the same ``seed`` gives the same rules."""
     words = _Words(random.Random(seed), texts)
     return [_BUILDERS[KINDS[i % len(KINDS)]](i, words) for i in range(n)]
+
+
+def one_word(n: int, texts: Iterable[str], seed: int = SEED) -> list[GenRule]:
+    """``n`` rules that each ban one made-up word (``not output contains "…"``), all distinct:
+    the smallest rule there is, many times over."""
+    words = _Words(random.Random(seed), texts)
+    return [_one_word(i, words.made_up()) for i in range(n)]
+
+
+def _one_word(i: int, word: str) -> GenRule:
+    def baseline(output: str, context: Context) -> Outcome:
+        return "fail" if word in output else "pass"
+
+    check = f'not output contains "{word}"'
+    return GenRule(f"w{i:04d}", "word", f"禁用 {word}", check, "retry", None, baseline)
 
 
 def write_pack(rules: list[GenRule], directory: Path) -> Path:

@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from charter.extensions import (
     STORE_KINDS,
     EmbedderFactory,
@@ -143,6 +141,8 @@ def pack_ref(obj: PackRef | Path | str, base: Path | None) -> PackRef | str:
         return f"the pack directory '{path}' has no pack.yaml"
     if isinstance(obj, PackRef):
         return PackRef(obj.name, path)
+    import yaml  # here: only a bare path needs its pack.yaml read, and start-up pays for yaml
+
     try:
         doc = yaml.safe_load(manifest.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:

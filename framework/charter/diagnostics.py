@@ -141,6 +141,7 @@ CODES: Mapping[str, str] = {
     "CH367": "a conversation's expectation cannot hold",
     "CH368": "an outage of a skill no contract declares",
     "CH369": "a conversation expects a response template the pack does not declare",
+    "CH370": "a pack's conversations cannot run on this machine",
     # plugins and internal
     "CH200": "a plugin failed to import",
     "CH201": "a plugin implements a hook that does not exist or with wrong parameters",
@@ -324,11 +325,18 @@ def render_github(diagnostics: Sequence[Diagnostic]) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
+# Charter's published home: the only address the project gives (its page shows README.md,
+# which leads to every page of docs/). SARIF viewers open helpUri as a link, so it must be
+# absolute: a relative "docs/diagnostics.md" resolved against the scanned repository, not
+# against Charter's documentation.
+DOCS_URL = "https://pypi.org/project/charter/"
+
+
 def render_sarif(diagnostics: Sequence[Diagnostic], tool_version: str) -> str:
     """SARIF 2.1.0, for code-scanning dashboards."""
     used = sorted({d.code for d in diagnostics})
     rules = [
-        {"id": code, "shortDescription": {"text": CODES[code]}, "helpUri": "docs/diagnostics.md"}
+        {"id": code, "shortDescription": {"text": CODES[code]}, "helpUri": DOCS_URL}
         for code in used
     ]
     results = []
@@ -361,7 +369,7 @@ def render_sarif(diagnostics: Sequence[Diagnostic], tool_version: str) -> str:
                     "driver": {
                         "name": "charter",
                         "version": tool_version,
-                        "informationUri": "https://pypi.org/project/charter/",
+                        "informationUri": DOCS_URL,
                         "rules": rules,
                     }
                 },

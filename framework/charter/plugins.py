@@ -23,13 +23,12 @@ from typing import Any, TextIO
 
 import pluggy
 
-from charter import hookspecs
+from charter import hookspecs, plugin_sites
 from charter._registration import KIND_BY_HOOK, KINDS, name_of, pack_ref, plugin_dir
 from charter._version import __version__
 from charter.diagnostics import (
     Diagnostic,
     DiagnosticError,
-    Location,
     Severity,
     did_you_mean,
     error,
@@ -39,7 +38,7 @@ from charter.extensions import PackRef
 from charter.registry import Registry
 from charter.settings import PluginSettings, load_settings
 
-ENTRY_POINT_GROUP = "charter"
+ENTRY_POINT_GROUP = plugin_sites.ENTRY_POINT_GROUP
 BUILTIN_PLUGINS = ("charter.builtin", "charter.memory.embedders", "charter.llm.backends")
 _PREFIX = "charter_"
 
@@ -55,6 +54,8 @@ class CharterPluginManager(pluggy.PluginManager):
     def __init__(self) -> None:
         super().__init__(hookspecs.PROJECT)
         self.distributions: dict[str, tuple[str, str]] = {}  # plugin name -> (dist, version)
+        # each plugin problem -> the plugin's name (its location is the plugin's code)
+        self.blame: dict[Diagnostic, str] = {}
 
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
         opts = super().parse_hookimpl_opts(plugin, name)
@@ -80,8 +81,15 @@ def entry_points() -> list[md.EntryPoint]:
     return list(md.entry_points(group=ENTRY_POINT_GROUP))
 
 
-def _where(name: str) -> Location:
-    return Location(f"<plugin {name}>")
+def _blame(pm: CharterPluginManager, name: str, diagnostic: Diagnostic) -> Diagnostic:
+    pm.blame[diagnostic] = name
+    return diagnostic
+
+
+def _owner(pm: CharterPluginManager, d: Diagnostic) -> str:
+    """The plugin a problem is about; '' for none (a CH206 of the settings)."""
+    path = d.location.path
+    return pm.blame.get(d) or (path[len("<plugin ") : -1] if path.startswith("<plugin ") else "")
 
 
 def _validate(pm: CharterPluginManager, name: str) -> Diagnostic | None:
@@ -96,14 +104,14 @@ def _validate(pm: CharterPluginManager, name: str) -> Diagnostic | None:
                 return error(
                     "CH201",
                     f"plugin {pm.describe(name)} implements unknown hook '{hook.name}'",
-                    _where(name),
+                    plugin_sites.at(pm, name, impl.function),
                     did_you_mean(hook.name, known) or "see docs/plugins.md for the hooks",
                 )
             if impl.hookwrapper or impl.wrapper:
                 return error(
                     "CH201",
                     f"plugin {pm.describe(name)} implements '{hook.name}' as a wrapper",
-                    _where(name),
+                    plugin_sites.at(pm, name, impl.function),
                     "Charter calls each implementation on its own; drop wrapper=True",
                 )
     return None
@@ -116,16 +124,22 @@ def _register(pm: CharterPluginManager, plugin: object, name: str) -> Diagnostic
         # a parameter the spec does not pass: pluggy's message names hook and arguments
         hook = re.search(r"for hook '(\w+)'", str(exc))
         args = re.search(r"Argument\(s\) \{(.*?)\}", str(exc))
-        return error(
-            "CH201",
-            f"plugin {pm.describe(name)} implements '{hook[1] if hook else '?'}' with "
-            f"parameters the hook does not pass: {args[1] if args else str(exc)}",
-            _where(name),
-            "see docs/plugins.md for each hook's exact signature",
+        function = getattr(plugin, hook[1], None) if hook else None
+        return _blame(
+            pm,
+            name,
+            error(
+                "CH201",
+                f"plugin {pm.describe(name)} implements '{hook[1] if hook else '?'}' with "
+                f"parameters the hook does not pass: {args[1] if args else str(exc)}",
+                plugin_sites.at(pm, name, function, plugin),
+                "see docs/plugins.md for each hook's exact signature",
+            ),
         )
     problem = _validate(pm, name)
     if problem is not None:
         pm.unregister(name=name)
+        _blame(pm, name, problem)
     return problem
 
 
@@ -167,13 +181,17 @@ def make_plugin_manager(
         except Exception as exc:  # a broken plugin must not take the host down
             # its distribution stays known: `charter plugins` lists it as failed, with the CH200
             diagnostics.append(
-                error(
-                    "CH200",
-                    f"plugin '{ep.name}' ({dist} {version}) failed to import: "
-                    f"{type(exc).__name__}: {exc}",
-                    _where(ep.name),
-                    f"reinstall or uninstall '{dist}', or leave '{ep.name}' out of "
-                    "the allow-list (CHARTER_PLUGINS)",
+                _blame(
+                    pm,
+                    ep.name,
+                    error(
+                        "CH200",
+                        f"plugin '{ep.name}' ({dist} {version}) failed to import: "
+                        f"{type(exc).__name__}: {exc}",
+                        plugin_sites.import_site(ep, exc),
+                        f"reinstall or uninstall '{dist}', or leave '{ep.name}' out of "
+                        "the allow-list (CHARTER_PLUGINS)",
+                    ),
                 )
             )
             continue
@@ -226,7 +244,7 @@ class PluginHost:
         self._failed: dict[str, None] = {}  # plugins with problems, in order
         for d in self.diagnostics:
             if d.code in ("CH200", "CH201"):
-                self._failed[d.location.path[len("<plugin ") : -1]] = None
+                self._failed[_owner(pm, d)] = None
         self.registry = self._build()
 
     # ---- registration --------------------------------------------------------------------
@@ -237,7 +255,7 @@ class PluginHost:
             out.write(f"charter-trace: {hook} {self.pm.describe(plugin)} -> {result}\n")
 
     def _problem(self, plugin: str, diagnostic: Diagnostic) -> None:
-        self.diagnostics.append(diagnostic)
+        self.diagnostics.append(_blame(self.pm, plugin, diagnostic))
         self._failed[plugin] = None
 
     def _call_registration(self, hook: str) -> list[tuple[str, list[Any]]]:
@@ -250,16 +268,7 @@ class PluginHost:
                 result = impl.function()
             except Exception as exc:
                 self._trace(hook, name, f"raised {type(exc).__name__}: {exc}")
-                self._problem(
-                    name,
-                    error(
-                        "CH204",
-                        f"plugin {self.pm.describe(name)} raised in {hook}: "
-                        f"{type(exc).__name__}: {exc}",
-                        _where(name),
-                        f"fix or uninstall '{self.pm.distributions.get(name, ('?',))[0]}'",
-                    ),
-                )
+                self._problem(name, plugin_sites.raised(self.pm, name, hook, exc, impl))
                 continue
             if result is None:
                 result = []
@@ -271,7 +280,7 @@ class PluginHost:
                         "CH203",
                         f"plugin {self.pm.describe(name)} returned a "
                         f"{type(result).__name__} from {hook}, not a list of {kind.what}s",
-                        _where(name),
+                        plugin_sites.at(self.pm, name, impl.function),
                         f"return a list; each {kind.what} has {kind.shape}",
                     ),
                 )
@@ -285,7 +294,7 @@ class PluginHost:
                             "CH203",
                             f"plugin {self.pm.describe(name)} returned a "
                             f"{type(obj).__name__} from {hook}, which is not a {kind.what}",
-                            _where(name),
+                            plugin_sites.at(self.pm, name, impl.function),
                             f"a {kind.what} has {kind.shape}",
                         ),
                     )
@@ -299,7 +308,7 @@ class PluginHost:
                                 "CH203",
                                 f"plugin {self.pm.describe(name)} returned a bad pack from "
                                 f"{hook}: {ref}",
-                                _where(name),
+                                plugin_sites.at(self.pm, name, impl.function),
                                 "ship the pack directory as package data and return its path",
                             ),
                         )
@@ -363,7 +372,9 @@ class PluginHost:
                                 error(
                                     "CH202",
                                     message,
-                                    _where(plugin),
+                                    plugin_sites.at(
+                                        self.pm, plugin, self._hook_function(kind.hook, plugin)
+                                    ),
                                     "uninstall one of the two plugins, or leave one out of "
                                     "the allow-list (CHARTER_PLUGINS)",
                                 ),
@@ -374,19 +385,29 @@ class PluginHost:
             fields[kind.field] = found
         return fields, owners, clash
 
+    def _hook_function(self, hook: str, plugin: str) -> Any:
+        impls = getattr(self.pm.hook, hook).get_hookimpls()
+        return next((i.function for i in impls if i.plugin_name == plugin), None)
+
     def _report_failed(self, plugin: str, disable: bool) -> None:
         if not disable:
             return
-        problems = [d for d in self.diagnostics if d.location.path == f"<plugin {plugin}>"]
+        problems = [d for d in self.diagnostics if _owner(self.pm, d) == plugin]
         self.diagnostics = [d for d in self.diagnostics if d not in problems]
-        self.diagnostics += [replace(d, severity=Severity.WARNING) for d in problems]
+        self.diagnostics += [
+            _blame(self.pm, plugin, replace(d, severity=Severity.WARNING)) for d in problems
+        ]
         self.diagnostics.append(
-            warning(
-                "CH205",
-                f"plugin {self.pm.describe(plugin)} is disabled: "
-                f"{len(problems)} problem(s) reported",
-                _where(plugin),
-                "plugin_errors is 'disable'; set it to 'fail' to stop on plugin errors",
+            _blame(
+                self.pm,
+                plugin,
+                warning(
+                    "CH205",
+                    f"plugin {self.pm.describe(plugin)} is disabled: "
+                    f"{len(problems)} problem(s) reported",
+                    problems[0].location if problems else plugin_sites.at(self.pm, plugin),
+                    "plugin_errors is 'disable'; set it to 'fail' to stop on plugin errors",
+                ),
             )
         )
         if self.pm.has_plugin(plugin):
@@ -403,7 +424,7 @@ class PluginHost:
             if name in self._failed:
                 info.status = "disabled" if name in disabled else "failed"
         for d in self.diagnostics:
-            name = d.location.path[len("<plugin ") : -1] if d.code != "CH206" else ""
+            name = _owner(self.pm, d) if d.code != "CH206" else ""
             if name in self.infos and d.code != "CH205":
                 self.infos[name].problems.append(f"{d.code} {d.message}")
         for plugin, hooks in self._implemented.items():
@@ -435,13 +456,7 @@ class PluginHost:
             except Exception as exc:
                 self._trace(hook, name, f"raised {type(exc).__name__}: {exc}")
                 problems.append(
-                    error(
-                        "CH204",
-                        f"plugin {self.pm.describe(name)} raised in {hook}: "
-                        f"{type(exc).__name__}: {exc}",
-                        _where(name),
-                        f"fix or uninstall '{self.pm.distributions.get(name, ('?',))[0]}'",
-                    )
+                    _blame(self.pm, name, plugin_sites.raised(self.pm, name, hook, exc, impl))
                 )
                 continue
             self._trace(hook, name, repr(result))
@@ -450,14 +465,14 @@ class PluginHost:
             raise DiagnosticError(problems)
         out: list[Diagnostic] = []
         for d in problems:
-            name = d.location.path[len("<plugin ") : -1]
+            name = _owner(self.pm, d)
             self._failed[name] = None
             self.diagnostics.append(d)
             self._report_failed(name, disable=True)
             if name in self.infos:
                 self.infos[name].status = "disabled"
                 self.infos[name].problems.append(f"{d.code} {d.message}")
-            out += [x for x in self.diagnostics if x.location.path == d.location.path]
+            out += [x for x in self.diagnostics if _owner(self.pm, x) == name]
         return out
 
     def call_count(self, hook: str) -> int:

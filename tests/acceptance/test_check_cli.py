@@ -1248,3 +1248,40 @@ def test_full_width_text_is_read_like_ascii(
     found = {f["rule"]: f["evidence"] for f in doc["findings"]}
     assert found[rule] == [evidence]
     assert doc["fixed_text"] == fixed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "该指数累计涨幅1,100%。",
+        "该指数累计涨幅1100%。",
+        "年化0.100%。",
+        "跌幅-100%。",
+        "涨幅2100％。",
+    ],
+)
+def test_a_number_that_merely_ends_in_100_is_no_absolute_term(run_cli: RunCli, text: str) -> None:
+    result = run_cli("check", "--domain", "ecommerce", "--format", "json", text)
+    doc = json.loads(result.out)
+    assert (result.code, doc["verdict"], doc["findings"]) == (0, "pass", [])
+
+
+@pytest.mark.parametrize(
+    ("text", "evidence", "fixed"),
+    [
+        ("赔付3块5。", "3块5", "赔付3.50元。"),
+        ("单价3元5角。", "3元5角", "单价3.50元。"),
+        ("赔付3块5毛。", "3块5毛", "赔付3.50元。"),
+    ],
+)
+def test_a_spoken_jiao_is_part_of_the_amount(
+    run_cli: RunCli, text: str, evidence: str, fixed: str
+) -> None:
+    result = run_cli("check", "--domain", "ecommerce", "--format", "json", text)
+    doc = json.loads(result.out)
+    found = {f["rule"]: f["evidence"] for f in doc["findings"]}
+    assert (found, doc["verdict"], doc["fixed_text"]) == (
+        {"price-format": [evidence]},
+        "fixed",
+        fixed,
+    )

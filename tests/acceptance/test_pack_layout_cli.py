@@ -141,7 +141,12 @@ def test_nothing_is_ignored_silently(
 ) -> None:
     breaks(pack)
     code, out = run(capsys, "validate", "--strict", "acme")
-    assert (code, out) == (1, expected)
+    last = (
+        "1 warning (errors under --strict); 1 pack checked\n"
+        if strict_only
+        else "1 error; 1 pack checked, 1 did not compile\n"
+    )
+    assert (code, out) == (1, expected + last)
     code, _ = run(capsys, "validate", "acme")
     assert code == (0 if strict_only else 1)
 
@@ -165,4 +170,5 @@ def test_two_packs_of_one_name(pack: Path, capsys: pytest.CaptureFixture[str]) -
         "    name: acme\n"
         "    ^\n"
         "    hint: give each pack its own name: in pack.yaml\n"
+        "1 error; 2 packs checked\n"
     )

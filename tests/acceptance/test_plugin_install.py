@@ -12,6 +12,9 @@ environment's own ``charter`` console script, from a directory without ``domains
 * ``charter validate --all-installed`` and ``charter validate acme`` are silent;
 * ``charter test acme`` passes at 100 % coverage;
 * the scaffold's own tests pass against the installed distribution;
+* the wheel ``pip wheel`` builds from the scaffold holds every file of the bundled pack, those in
+  subfolders too (``skills/``, ``tests/conversations/``), and the pack compiles from the wheel's
+  files alone and passes its conversation test;
 * after ``pip uninstall``, the plugin and its pack are gone, with a clear message.
 
 The last test uninstalls: it stays last in this file (pytest runs a module's tests in order).
@@ -19,6 +22,7 @@ The last test uninstalls: it stays last in this file (pytest runs a module's tes
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import importlib.util
 import json
@@ -26,7 +30,8 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+import zipfile
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,9 @@ import pytest
 from packaging.version import Version
 
 from charter.cli.main import main
+from charter.compile.api import compile_path
+from charter.conversations.runner import run_conversations
+from charter.plugins import registry_from
 
 # `slow` is registered in pyproject.toml and not deselected by default: this still runs in CI
 # (about 15 s), and `-m "not slow"` leaves it out of a quick local run.
@@ -208,6 +216,88 @@ def test_the_scaffold_own_tests_pass_against_the_installed_distribution(venv: Ve
     r = venv.run(venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", venv.plugin)
     assert r.code == 0, r.out + r.err
     assert r.out.splitlines()[-1].startswith("5 passed")
+
+
+# Files a pack grows into that `charter new plugin` does not write: one in each subfolder the
+# loader reads (skills/ and tests/conversations/), valid so that the pack still compiles.
+GROWN = {
+    "skills/acme_order_status.yaml": """\
+name: acme_order_status
+description: 按订单号查询订单状态
+input_schema:
+  type: object
+  required: [order_id]
+  additionalProperties: false
+  properties:
+    order_id: {type: string}
+output_schema:
+  type: object
+  required: [order_id, status]
+  properties:
+    order_id: {type: string}
+    status: {type: string}
+""",
+    "tests/conversations/greeting.yaml": """\
+conversations:
+  - name: 没有模板的问题不交给模型
+    turns:
+      - user: 你好
+        expect:
+          answered_by: template
+          model_calls: 0
+""",
+}
+
+
+def test_the_wheel_ships_every_file_of_the_bundled_pack(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["new", "plugin", "acme", "--dir", str(tmp_path)]) == 0
+    plugin = tmp_path / "charter-acme"
+    pack = plugin / "charter_acme" / "packs" / "acme"
+    for name, text in GROWN.items():
+        (pack / name).parent.mkdir(parents=True, exist_ok=True)
+        (pack / name).write_text(text, encoding="utf-8")
+    # a real build, as `pip install charter-acme` from an index or an sdist gets it
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", tmp_path / "dist",
+         plugin],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = sorted(n for n in archive.namelist() if n.startswith("charter_acme/packs/"))
+        archive.extractall(tmp_path / "site")
+    assert shipped == [
+        "charter_acme/packs/acme/pack.yaml",
+        "charter_acme/packs/acme/rules.yaml",
+        "charter_acme/packs/acme/skills/acme_order_status.yaml",
+        "charter_acme/packs/acme/tests/conversations/greeting.yaml",
+    ]
+    on_disk = sorted(p.relative_to(plugin).as_posix() for p in pack.rglob("*") if p.is_file())
+    assert shipped == on_disk
+
+    # the pack as installed from the wheel: its own files only, nothing from the source tree
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.chdir(tmp_path / "site")
+    try:
+        module = importlib.import_module("charter_acme.plugin")
+        assert Path(module.__file__ or "").is_relative_to(tmp_path / "site")
+        registry = registry_from({"acme": module})
+        registry = replace(registry, plugins={**registry.plugins, "charter-acme": "0.1.0"})
+        (ref,) = module.charter_register_packs()
+        compiled, diagnostics = compile_path(ref.path, registry, cache_dir=None)
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "charter_acme"]:
+            del sys.modules[name]
+    assert [d.headline() for d in diagnostics] == []
+    assert compiled is not None
+    assert sorted(compiled.files) == shipped  # relative to site/, the working directory
+    assert compiled.skills is not None
+    assert [c.name for c in compiled.skills.contracts] == ["acme_order_status"]
+    played = run_conversations(compiled, registry)
+    assert [(r.conversation.name, r.ok) for r in played] == [("没有模板的问题不交给模型", True)]
 
 
 def test_after_uninstalling_the_plugin_and_its_pack_are_gone(venv: Venv) -> None:

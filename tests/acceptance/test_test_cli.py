@@ -155,6 +155,7 @@ def test_failing_cases_and_threshold(capsys: pytest.CaptureFixture[str], tmp_pat
         f"FAIL p: wrong expectations ({pack}/rules.yaml:11:5)",
         "    expected rule 'disclaimer' to pass, but it failed",
         "    expected fixed text '多喝水。', got '多喝水（请遵医嘱）'",
+        "      diff: (-expected +got) 多喝水[-。-]{+（请遵医嘱）+}",
         "not covered: p/disclaimer: never seen passing",
         "not covered: p/never-tested: never seen passing or failing",
         "rule coverage: 25.0% of 2 rules (each seen passing and failing)",
@@ -302,21 +303,36 @@ def test_a_failing_conversation_through_the_cli(
     code = main(["test", str(pack), "--junit-xml", str(junit)])
     out, err = capsys.readouterr()
     assert code == 1
-    assert out.splitlines()[:5] == [
+    # the misspelt key checks nothing: said first, with the run's other problems, and it goes on
+    warned = [
+        f"{talk}:8:11: CH012 unknown key 'contians' (warning)",
+        "              contians: [您好]",
+        "              ^^^^^^^^",
+    ]
+    assert out.splitlines()[:3] == warned
+    report = out.splitlines()[
+        out.splitlines().index(f"FAIL balance: 故意写错的期望 ({talk}:2:5)") :
+    ]
+    assert report[:5] == [
         f"FAIL balance: 故意写错的期望 ({talk}:2:5)",
         "    turn 1 “你好” (line 5): reply: (-expected +got) …请问有什么可以帮[-助-]您？",
         '    turn 2 “查一下余额” (line 9): skills: expected ["account_balance"], got []',
         "    turn 2 “查一下余额” (line 9): model_calls: expected 1, got 0",
         "conversation coverage: balance: intents 1/1, events 2/17, templates 1/15",
     ]
-    assert out.splitlines()[-1] == "1 passed, 1 failed"
-    # the misspelt key checks nothing: said on stderr, the run goes on
-    assert err.splitlines()[0] == f"{talk}:8:11: CH012 unknown key 'contians' (warning)"
-    suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "1")
+    assert out.splitlines()[-1] == "1 passed, 1 failed, 1 warning"
+    assert err == ""
+    problems, suite = ET.parse(junit).getroot().findall("testsuite")
+    # a warning is a passing testcase of its own, with the diagnostic in its output
+    assert (problems.get("name"), problems.get("tests"), problems.get("failures")) == (
+        "pack problems",
+        "1",
+        "0",
+    )
+    assert (suite.get("tests"), suite.get("failures")) == ("2", "1")
     failing, passing = suite.iter("testcase")
     assert [f.get("message") for f in failing.iter("failure")] == [
-        line.strip() for line in out.splitlines()[1:4]
+        line.strip() for line in report[1:4]
     ]
     assert [f.get("type") for f in failing.iter("failure")] == ["ConversationFailed"] * 3
     assert list(passing.iter("failure")) == []

@@ -206,7 +206,13 @@ def test_max_errors_caps_the_text_output(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 1
     assert sum(1 for line in out.splitlines() if ": CH" in line) == 2
     total = len(GOLDEN.read_text(encoding="utf-8").split(": CH")) - 1
-    assert out.endswith(f"... and {total - 2} more (raise --max-errors to see them)\n")
+    golden = GOLDEN.read_text(encoding="utf-8")
+    warnings = sum(
+        1 for line in golden.splitlines() if ": CH" in line and line.endswith("(warning)")
+    )
+    summary = golden.splitlines()[-1]
+    assert summary.startswith(f"{total - warnings} errors, {warnings} warnings; 20 packs checked")
+    assert out.endswith(f"... and {total - 2} more (raise --max-errors to see them)\n{summary}\n")
 
 
 def test_missing_path_is_a_diagnostic(capsys: pytest.CaptureFixture[str]) -> None:
@@ -236,3 +242,29 @@ def test_installed_console_script(tmp_path: Path) -> None:
     assert "tests/fixtures/broken/dsl/rules.yaml:24:18: CH102 unknown extractor 'mony'" in (
         proc.stdout
     )
+
+
+def test_packs_compiled_in_worker_processes_report_as_a_serial_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With several cores, packs compile in forked workers; the report is the same, in the
+    same order, as when one process compiles them all."""
+    import charter.cli.validate as validate_cmd
+
+    calls: list[object] = []
+    real = validate_cmd.compile_path
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args[0])
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(validate_cmd, "compile_path", counted)
+    monkeypatch.setattr("charter.cli.common.compile_path", counted)
+    monkeypatch.setattr(validate_cmd.os, "cpu_count", lambda: 2)
+    parallel = run(capsys, "validate", BROKEN)
+    assert calls == []  # compiled in the workers: their calls stay there
+    monkeypatch.setattr(validate_cmd.os, "cpu_count", lambda: 1)
+    serial = run(capsys, "validate", BROKEN)
+    assert len(calls) == 20  # compiled here, one pack after the other
+    assert parallel == serial
+    assert parallel[1] == GOLDEN.read_text(encoding="utf-8")

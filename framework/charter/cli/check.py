@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,9 @@ from charter.cli.common import (
     runtime_registry,
     unknown_pack,
 )
+from charter.diagnostics import Diagnostic, SourceCache, render_text, sort_diagnostics
 from charter.reflect.engine import CheckResult, Engine
+from charter.reflect.explain import RuleExplanation, Seen, explain
 
 
 class TextUnreadable(Exception):
@@ -75,6 +78,37 @@ def render(result: CheckResult, pack_name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_explained(rules: Sequence[RuleExplanation], text: str) -> str:
+    """Per rule, the outcome, the reason and the spans: what ``--explain`` adds to the report."""
+    marks = {"fail": "✗ fail", "skip": "- skip", "pass": "✓ pass"}
+    lines = [f"explain ({len(rules)} rules, spans are character offsets in the text):"]
+    for r in rules:
+        lines.append(f"  {marks[r.outcome]}  {r.rule} ({r.action}, {r.location})")
+        lines.append(f"      {r.reason}")
+        if r.blamed:
+            shown = ", ".join(f"{text[s:e]!r} at {s}-{e}" for s, e in r.blamed)
+            lines.append(f"      blamed: {shown}")
+        if r.seen:
+            shown = ", ".join(f"{s.text!r} at {s.start}-{s.end} ({_seen(s)})" for s in r.seen)
+            lines.append(f"      saw: {shown}")
+    return "\n".join(lines) + "\n"
+
+
+def _seen(s: Seen) -> str:
+    # the phrase as the rule writes it: 100% and 100％ both find １００％
+    return f"extractor {s.what}" if s.kind == "extractor" else f"phrase {s.what!r}"
+
+
+def _fail(diags: list[Diagnostic], fmt: OutFormat, domain: str) -> int:
+    """The pack's problems, in the output's format: a JSON reader gets JSON, never text."""
+    if fmt is OutFormat.json:
+        doc = {"pack": domain, "verdict": None, "diagnostics": [d.as_dict() for d in diags]}
+        typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
+    else:
+        emit_diagnostics(diags, DiagFormat.text)
+    return EXIT_USER
+
+
 def run(
     domain: str,
     text: str | None,
@@ -83,6 +117,7 @@ def run(
     input: str,
     context: str | None,
     fmt: OutFormat,
+    explain_rules: bool = False,
 ) -> int:
     try:
         output = _read_text(text, file)
@@ -107,25 +142,33 @@ def run(
             typer.echo("charter check: --context must be a JSON object", err=True)
             return EXIT_USAGE
         ctx = loaded
-    reg, diags = runtime_registry()
+    reg, diags = runtime_registry(quiet=fmt is OutFormat.json)
     if reg is None:
-        emit_diagnostics(diags, DiagFormat.text)
-        return EXIT_USER
+        return _fail(diags, fmt, domain)
     root = resolve_domain(domain, reg.packs)
     if root is None:
-        diags.append(unknown_pack(domain, "domain"))
-        emit_diagnostics(diags, DiagFormat.text)
-        return EXIT_USER
+        return _fail([*diags, unknown_pack(domain, "domain")], fmt, domain)
     packs, more = compile_all([root], reg)
-    diags += more
+    diags = sort_diagnostics([*diags, *more])
     if not packs:
-        emit_diagnostics(diags, DiagFormat.text)
-        return EXIT_USER
+        return _fail(diags, fmt, domain)
     pack = packs[0]
-    result = Engine(pack, reg).check(output, input, ctx)
+    engine = Engine(pack, reg)
+    result = engine.check(output, input, ctx)
+    rules = explain(engine, output, input, ctx) if explain_rules else ()
     if fmt is OutFormat.json:
-        doc = {"pack": pack.name, **result.as_dict()}
+        doc: dict[str, Any] = {
+            "pack": pack.name,
+            **result.as_dict(),
+            "diagnostics": [d.as_dict() for d in diags],
+        }
+        if explain_rules:
+            doc["explain"] = [r.as_dict() for r in rules]
         typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
+        if diags:  # warnings only: a pack with errors did not compile
+            sys.stderr.write(render_text(diags, SourceCache()))
         sys.stdout.write(render(result, pack.name))
+        if explain_rules:
+            sys.stdout.write(render_explained(rules, output))
     return EXIT_OK if result.verdict in ("pass", "fixed") else EXIT_USER

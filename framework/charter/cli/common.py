@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from charter._version import __version__
 from charter.compile.api import compile_path
@@ -68,13 +68,16 @@ def registry() -> tuple[Registry, list[Diagnostic]]:
     return h.registry, diags
 
 
-def runtime_registry() -> tuple[Registry | None, list[Diagnostic]]:
+def runtime_registry(quiet: bool = False) -> tuple[Registry | None, list[Diagnostic]]:
     """The registry for commands that run packs (check, demo): the ``plugin_errors`` policy
     decides. Under ``fail`` a plugin problem is an error and there is no registry; under
-    ``disable`` the problems are warnings, printed to stderr, and the run goes on."""
+    ``disable`` the problems are warnings, printed to stderr, and the run goes on. ``quiet``
+    returns those warnings instead of printing them (for a report that carries them)."""
     h = host()
     if any(d.is_error for d in h.diagnostics):
         return None, list(h.diagnostics)
+    if quiet:
+        return h.registry, list(h.diagnostics)
     if h.diagnostics:
         sys.stderr.write(render_text(sort_diagnostics(h.diagnostics), SourceCache()))
     return h.registry, []
@@ -178,10 +181,20 @@ def compile_all(
     return packs, diags + same_names(packs)
 
 
-def same_names(packs: Sequence[CompiledPack]) -> list[Diagnostic]:
+class Named(Protocol):
+    """What CH007 needs of a compiled pack."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def root(self) -> str: ...
+
+
+def same_names(packs: Sequence[Named]) -> list[Diagnostic]:
     """CH007 for each pack whose name an earlier pack of the same run already has: reports,
     coverage and ``--domain NAME`` could not tell them apart."""
-    first: dict[str, CompiledPack] = {}
+    first: dict[str, Named] = {}
     out: list[Diagnostic] = []
     for pack in packs:
         other = first.setdefault(pack.name, pack)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -21,64 +21,25 @@ from charter.cli.common import (
     EXIT_OK,
     EXIT_USAGE,
     EXIT_USER,
-    DiagFormat,
     OutFormat,
     compile_all,
-    emit_diagnostics,
     find_packs,
     registry,
     requested,
 )
+from charter.cli.select import SelectError, case_keywords, compile_selection
+from charter.cli.test_report import Run, json_report, text_report, threshold_problem
 from charter.compile.compiled import CompiledPack
-from charter.diagnostics import Diagnostic, SourceCache, render_text
+from charter.diagnostics import SourceCache, error, render_text, sort_diagnostics
 from charter.goals.planner import Planner, plan_case
 from charter.reflect.engine import Engine
-from charter.reflect.testing import CaseResult, Coverage, junit_xml, run_pack, summarize
+from charter.reflect.testing import CaseResult, Select, junit_xml, run_pack
 from charter.registry import Registry
 from charter.skills.cases import SkillCaseRunner
 
 if TYPE_CHECKING:
+    from charter.compile.conversations import Conversation
     from charter.conversations.coverage import ConversationCoverage
-
-
-def _text_report(
-    results: Sequence[CaseResult],
-    coverage: Coverage,
-    verbose: bool,
-    show_coverage: bool,
-    talked: Sequence[ConversationCoverage] = (),
-) -> str:
-    out: list[str] = []
-    for r in results:
-        if r.ok and not verbose:
-            continue
-        loc = r.case.location
-        mark = "PASS" if r.ok else "FAIL"
-        out.append(f"{mark} {r.pack}: {r.case.name} ({loc})")
-        for p in r.problems:
-            out.append(f"    {p}")
-    if show_coverage:
-        out.append("rule coverage:")
-        names = {key: f"{key[0]}/{key[1]}" for key in coverage.rules}
-        width = max((len(n) for n in names.values()), default=0)
-        for key, c in sorted(coverage.rules.items()):
-            p = "pass ✓" if c.seen_pass else "pass ✗"
-            f = "fail ✓" if c.seen_fail else "fail ✗"
-            out.append(f"  {names[key]:<{width}}  {p}  {f}")
-    else:
-        for line in coverage.missing():
-            out.append(f"not covered: {line}")
-    for talk in talked:
-        out.append(f"conversation coverage: {talk.pack}: {talk.summary()}")
-        if verbose or show_coverage:  # what no conversation exercised: long, asked for
-            out += [f"not covered: {talk.pack}: {line}" for line in talk.missing()]
-    passed, failed = summarize(results)
-    out.append(
-        f"rule coverage: {coverage.percent:.1f}% of {len(coverage.rules)} rules "
-        "(each seen passing and failing)"
-    )
-    out.append(f"{passed} passed, {failed} failed")
-    return "\n".join(out) + "\n"
 
 
 def unwritable(path: Path) -> str | None:
@@ -107,91 +68,122 @@ def run(
     verbose: bool,
     show_coverage: bool,
     all_installed: bool = False,
+    keyword: str | None = None,
 ) -> int:
     if junit is not None and (why := unwritable(junit)) is not None:
         typer.echo(f"charter test: --junit-xml {junit}: {why}", err=True)
         return EXIT_USAGE
+    select = None
+    if keyword is not None:
+        try:
+            select = _selector(keyword)
+        except SelectError as exc:
+            typer.echo(f"charter test: -k: {exc}\n{exc.render()}", err=True)
+            return EXIT_USAGE
     reg, diags = registry()
     found, more = find_packs(requested(paths, reg, all_installed), reg.packs)
     diags += more
+    # the packs that compile are tested even when another does not: one broken pack in a
+    # repository must not hide the results of the others
     packs, more = compile_all(found, reg)
-    diags += more
-    if any(d.is_error for d in diags):
-        emit_diagnostics(diags, DiagFormat.text)
-        return EXIT_USER
-    _warn_conversations(diags)
-    coverage = Coverage()
-    results: list[CaseResult] = []
-    talked: list[ConversationCoverage] = []
+    run = Run(diagnostics=sort_diagnostics([*diags, *more]))
     for pack in packs:
-        plan = None
-        if pack.goals is not None:
-            planner = Planner(pack.goals, reg, pack.constants)
-            plan = functools.partial(plan_case, planner)
-        if pack.skills is None:
-            results += run_pack(pack, Engine(pack, reg), coverage, plan)
-        else:
-            with SkillCaseRunner(pack, reg) as skills:
-                results += run_pack(pack, Engine(pack, reg), coverage, plan, skills.call)
-        # getattr: a pack pickled in the cache before conversations existed has no such field
-        if getattr(pack, "conversations", ()):
-            talked.append(_converse(pack, reg, results))
+        _test_pack(pack, reg, run, select)
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
-        props = {f"conversation_coverage.{c.pack}": c.summary() for c in talked}
-        junit.write_bytes(junit_xml(results, coverage, props))
+        props = {f"conversation_coverage.{c.pack}": c.summary() for c in run.talked}
+        junit.write_bytes(junit_xml(run.results, run.coverage, props, run.diagnostics))
+    below = threshold_problem(run, threshold)
     if fmt is OutFormat.json:
-        doc: dict[str, Any] = {
-            "cases": [
-                {
-                    "pack": r.pack,
-                    "kind": r.kind,
-                    "name": r.case.name,
-                    "ok": r.ok,
-                    "problems": list(r.problems),
-                    "location": str(r.case.location),
-                    **_turns(r),
-                }
-                for r in results
-            ],
-            "coverage": {
-                "percent": round(coverage.percent, 2),
-                "rules": [
-                    {
-                        "origin": c.origin,
-                        "rule": c.rule_id,
-                        "seen_pass": c.seen_pass,
-                        "seen_fail": c.seen_fail,
-                    }
-                    for _, c in sorted(coverage.rules.items())
-                ],
-            },
-            "conversation_coverage": [c.as_dict() for c in talked],
-        }
+        doc = json_report(run)
+        doc["threshold"] = {"percent": threshold, "met": below is None, "problem": below}
         sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
     else:
-        sys.stdout.write(_text_report(results, coverage, verbose, show_coverage, talked))
-    failed = any(not r.ok for r in results)
-    # no rule at all covers nothing: a threshold cannot be met by a pack whose rules were not
-    # read (rules.yml) or never written
-    empty = threshold > 0 and not coverage.rules
-    below = empty or coverage.percent + 1e-9 < threshold
-    if below and fmt is OutFormat.text:
-        sys.stdout.write(
-            f"no rules to cover: the threshold {threshold:g}% cannot be met\n"
-            if empty
-            else f"rule coverage {coverage.percent:.1f}% is below the threshold {threshold:g}%\n"
-        )
-    return EXIT_USER if failed or below else EXIT_OK
+        sys.stdout.write(render_text(run.diagnostics, SourceCache()))
+        sys.stdout.write(text_report(run, verbose, show_coverage))
+        if below is not None:
+            sys.stdout.write(below + "\n")
+    failed = any(not r.ok for r in run.results)
+    return EXIT_USER if failed or below is not None or run.errors else EXIT_OK
 
 
-def _converse(pack: CompiledPack, reg: Registry, results: list[CaseResult]) -> ConversationCoverage:
+def _selector(expression: str) -> Select:
+    selection = compile_selection(expression)
+
+    def select(pack: str, kind: str, name: str, path: str) -> bool:
+        return selection.selects(case_keywords(pack, kind, name, path))
+
+    return select
+
+
+def _test_pack(pack: CompiledPack, reg: Registry, run: Run, select: Select | None) -> None:
+    """Every case of ``pack`` (those ``select`` keeps) into ``run``."""
+    plan = None
+    if pack.goals is not None:
+        planner = Planner(pack.goals, reg, pack.constants)
+        plan = functools.partial(plan_case, planner)
+    before = len(run.results)
+    if pack.skills is None:
+        run.results += run_pack(pack, Engine(pack, reg), run.coverage, plan, None, select)
+    else:
+        with SkillCaseRunner(pack, reg) as skills:
+            run.results += run_pack(
+                pack, Engine(pack, reg), run.coverage, plan, skills.call, select
+            )
+    # getattr: a pack pickled in the cache before conversations existed has no such field
+    conversations = getattr(pack, "conversations", ())
+    only = None
+    if select is not None:
+        only = functools.partial(_keeps, select, pack.name)
+    if conversations and (only is None or any(only(c) for c in conversations)):
+        # imported here: the agent runtime is loaded only for packs that have conversations
+        from charter.memory.crypto import MemoryKeyError
+
+        try:
+            run.talked.append(_converse(pack, reg, run.results, only))
+        except MemoryKeyError as exc:
+            # a pack that encrypts memory, on a machine without the memory extra: the pack's
+            # problem to report like any other, not a crash that hides every other result
+            chosen = [c for c in conversations if only is None or only(c)]
+            before -= len(chosen)  # chosen, not deselected: they could not run
+            run.diagnostics = sort_diagnostics(
+                [
+                    *run.diagnostics,
+                    error(
+                        "CH370",
+                        f"the conversations of pack '{pack.name}' cannot run here: {exc}",
+                        chosen[0].location,
+                        "the other cases ran; leave the conversations out with "
+                        "-k 'not conversation'",
+                    ),
+                ]
+            )
+    run.deselected += _count(pack) - (len(run.results) - before)
+
+
+def _keeps(select: Select, pack: str, talk: Conversation) -> bool:
+    return select(pack, "conversation", talk.name, talk.location.path)
+
+
+def _count(pack: CompiledPack) -> int:
+    """How many cases ``pack`` has in all (to count those ``-k`` left out)."""
+    goals = len(pack.goals.cases) if pack.goals is not None else 0
+    skills = sum(len(c.cases) for c in pack.skills.contracts) if pack.skills is not None else 0
+    return len(pack.cases) + goals + skills + len(getattr(pack, "conversations", ()))
+
+
+def _converse(
+    pack: CompiledPack,
+    reg: Registry,
+    results: list[CaseResult],
+    only: Callable[[Conversation], bool] | None = None,
+) -> ConversationCoverage:
     """The pack's conversations as cases (appended to ``results``), and their coverage."""
     # imported here: the agent runtime is loaded only for packs that have conversations
     from charter.conversations.coverage import coverage_of
     from charter.conversations.runner import run_conversations
 
-    played = run_conversations(pack, reg)
+    played = run_conversations(pack, reg, only=only)
     for r in played:
         turns = [
             {
@@ -208,22 +200,3 @@ def _converse(pack: CompiledPack, reg: Registry, results: list[CaseResult]) -> C
         ]
         results.append(CaseResult(r.pack, r.conversation, {"turns": turns}, r.problems, r.seconds))
     return coverage_of(pack, played)
-
-
-def _turns(r: CaseResult) -> dict[str, Any]:
-    """A conversation's turns as they went (what the agent said, what the model was asked)."""
-    if r.kind != "conversation" or not isinstance(r.result, Mapping):
-        return {}
-    return {"turns": r.result["turns"]}
-
-
-def _warn_conversations(diags: Sequence[Diagnostic]) -> None:
-    """Warnings about conversation files go to stderr: an expectation under a misspelt key
-    (CH012) is checked by nobody, and the run must not look as if it were."""
-    shown = [
-        d
-        for d in diags
-        if not d.is_error and Path(d.location.path).parent.parts[-2:] == ("tests", "conversations")
-    ]
-    if shown:
-        sys.stderr.write(render_text(shown, SourceCache()))

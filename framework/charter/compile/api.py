@@ -2,17 +2,57 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from charter.compile.cache import PackCache, default_cache_dir
 from charter.compile.compiled import CompiledPack
-from charter.compile.stages import compile_pack
-from charter.diagnostics import Diagnostic
+from charter.compile.stages import STAGES, Parsed, Pipeline
+from charter.diagnostics import Diagnostic, Location
 from charter.pack.loader import load_pack
+from charter.pack.model import PackSource
 from charter.registry import Registry
 
 _UNSET = Path("\0unset")
+
+
+def _inside(where: Location, span: Location) -> bool:
+    if where.path != span.path or not where.line:
+        return False
+    return (span.line, span.col) <= (where.line, where.col) <= (span.end_line, span.end_col)
+
+
+def _sound(parsed: Sequence[Parsed], diagnostics: Sequence[Diagnostic]) -> list[Parsed]:
+    """The rules no error was reported inside."""
+    errors = [d.location for d in diagnostics if d.is_error]
+    return [p for p in parsed if not any(_inside(e, p.src.at.loc()) for e in errors)]
+
+
+class _Pipeline(Pipeline):
+    """The compile stages, with the whole-rule analysis (CH110, CH111) over sound rules only:
+    what it would conclude from a rule with an error (an empty string, which lies inside every
+    text, "clashes" with every literal) follows from that error and is not another problem."""
+
+    def analyze(self) -> None:
+        everything = self.parsed
+        self.parsed = _sound(everything, self.diagnostics)
+        try:
+            super().analyze()
+        finally:
+            self.parsed = everything
+
+
+def compile_pack(
+    source: PackSource, registry: Registry
+) -> tuple[CompiledPack | None, list[Diagnostic]]:
+    """``stages.compile_pack`` through ``_Pipeline``: every stage, and the pack built only
+    when no stage reported an error."""
+    pipe = _Pipeline(source, registry)
+    for stage in STAGES[:-1]:
+        getattr(pipe, stage)()
+    if any(d.is_error for d in pipe.diagnostics):
+        return None, pipe.diagnostics
+    return pipe.build(), pipe.diagnostics
 
 
 def compile_path(

@@ -412,7 +412,9 @@ class GoalsCompiler:
             while cur in by_id and cur not in chain:
                 chain.append(cur)
                 cur = by_id[cur].parent or ""
-            if cur in chain:
+            # every intent on a cycle walks it; report it once, from its least id, and not
+            # from an intent that merely leads into it
+            if cur == chain[0] and cur == min(chain):
                 self._err(
                     "CH303",
                     "parent cycle: " + " -> ".join([*chain, cur]),

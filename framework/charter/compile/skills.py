@@ -64,6 +64,16 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _declared(schema: Any) -> set[str] | None:
+    """The properties an input schema declares, even when another part of it is not valid
+    JSON Schema (CH320 says so, and CH321 still names an undeclared argument); None when the
+    schema or its ``properties`` is no mapping, so nothing can be said about the arguments."""
+    if not isinstance(schema, dict):
+        return None
+    props = schema.get("properties", {})
+    return set(props) if isinstance(props, dict) else None
+
+
 class _Stage(FallbackStage):
     def __init__(self, source: PackSource, registry: Registry) -> None:
         self.source = source
@@ -97,20 +107,20 @@ class _Stage(FallbackStage):
         if jsonschema_rs.meta.is_valid(raw):
             self.patterns(doc, raw, (key,))
             return raw  # the usual case, fast; jsonschema explains the rest
-        try:
-            jsonschema.Draft202012Validator.check_schema(raw)
-        except jsonschema.SchemaError as exc:
-            ptr: Pointer = (key, *exc.path)
+        meta = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
+        # every problem at once (check_schema would stop at the first), in document order
+        problems = sorted(meta.iter_errors(raw), key=lambda e: _path_key(e.absolute_path))
+        for exc in problems:
+            ptr: Pointer = (key, *exc.absolute_path)
             self.diagnostics.append(
                 error(
                     "CH320",
                     f"the {key} of skill '{name}' is not valid JSON Schema: {exc.message}",
                     doc.loc(ptr),
-                    "see https://json-schema.org/draft/2020-12 for the keywords",
+                    _schema_hint(exc),
                 )
             )
-            return None
-        return raw
+        return None if problems else raw
 
     def patterns(self, doc: LocatedDoc, schema: Any, ptr: Pointer) -> None:
         """CH112 for a ``pattern`` (or ``patternProperties`` key) that can backtrack
@@ -151,7 +161,8 @@ class _Stage(FallbackStage):
             )
         inp = self.schema(doc, "input_schema", name)
         out = self.schema(doc, "output_schema", name)
-        props = set(_dict((inp or {}).get("properties")))
+        declared = _declared(data.get("input_schema"))
+        props = declared or set()
         constraints = []
         for n, raw in enumerate(data.get("constraints") or []):
             raw = _dict(raw)
@@ -161,12 +172,12 @@ class _Stage(FallbackStage):
             node = self.expr(doc, raw["check"], ptr, f"a constraint of skill '{name}'", ("args",))
             if node is None:
                 continue
-            if inp is not None and not self._args_known(doc, node, ptr, name, props):
+            if declared is not None and not self._args_known(doc, node, ptr, name, props):
                 continue
             asks = raw.get("asks")
             named = tuple(str(a) for a in asks) if isinstance(asks, list) else ()
             for k, arg in enumerate(named):
-                if inp is not None and arg not in props:
+                if declared is not None and arg not in props:
                     self.diagnostics.append(
                         error(
                             "CH321",
@@ -182,7 +193,7 @@ class _Stage(FallbackStage):
         for key in _dict(data.get("messages")):
             prop = key.split(".")[0]
             whole = prop in _WHOLE  # a keyword about the arguments together (anyOf: 至少给一个)
-            if inp is not None and key != "default" and prop not in props and not whole:
+            if declared is not None and key != "default" and prop not in props and not whole:
                 self.diagnostics.append(
                     warning(
                         "CH326",
@@ -347,6 +358,22 @@ class _Stage(FallbackStage):
         if not skills:
             return bool(faq.entries)
         return all(any(e.serves(s) for e in faq.entries) for s in skills)
+
+
+def _path_key(path: Any) -> tuple[tuple[int, int, str], ...]:
+    """A JSON path as a sort key: list indexes in number order, before names."""
+    return tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in path)
+
+
+_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+
+def _schema_hint(exc: Any) -> str:
+    """An unknown type name gets the type names; any other problem the reference."""
+    path = list(exc.absolute_path)
+    if path and path[-1] == "type" and isinstance(exc.instance, str):
+        return did_you_mean(exc.instance, _TYPES)
+    return "see https://json-schema.org/draft/2020-12 for the keywords"
 
 
 # JSON Schema keywords a message may be keyed by at the top level: they are about the

@@ -15,7 +15,7 @@ import hashlib
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -99,12 +99,18 @@ class _Where:
 
 
 def run_conversations(
-    pack: CompiledPack, registry: Registry, *, workdir: Path | None = None
+    pack: CompiledPack,
+    registry: Registry,
+    *,
+    workdir: Path | None = None,
+    only: Callable[[Conversation], bool] | None = None,
 ) -> list[ConversationResult]:
-    """Every conversation of ``pack``, in file order. The databases go in ``workdir`` (kept,
-    one ``conversation-<n>.db`` each, replaced when they exist), else in a temporary
-    directory removed at the end."""
+    """Every conversation of ``pack`` (that ``only`` keeps), in file order. The databases go
+    in ``workdir`` (kept, one ``conversation-<n>.db`` each, replaced when they exist), else in
+    a temporary directory removed at the end."""
     conversations = getattr(pack, "conversations", ())  # () in a pack cached before them
+    if only is not None:
+        conversations = tuple(c for c in conversations if only(c))
     if not conversations:
         return []
     where = workdir if workdir is not None else Path(tempfile.mkdtemp(prefix="charter-conv-"))

@@ -21,8 +21,6 @@ import math
 import unicodedata
 from pathlib import Path
 
-import rjieba
-
 K1 = 1.5
 B = 0.75
 Tokens = tuple[str, ...]
@@ -46,6 +44,10 @@ def _stopwords() -> frozenset[str]:
 
 def tokenize(text: str) -> Tokens:
     """The words of ``text`` that BM25 sees: see the module docstring."""
+    # imported on first use: loading jieba's dictionary takes ~0.1 s, and unpickling a
+    # compiled pack with a FAQ (a cached ``charter validate``) needs no word cut
+    import rjieba
+
     norm = unicodedata.normalize("NFKC", text).casefold()
     return tuple(
         tok

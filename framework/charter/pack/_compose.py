@@ -116,7 +116,7 @@ def _agrees(text: str, root: Node) -> bool:
                     return False
             continue
         flow = bool(getattr(node, "flow_style", False))
-        if flow and not in_flow and "?" in text[node.start_mark.index : node.end_mark.index]:
+        if flow and not in_flow and _unquoted_question(text, node):
             return False  # PyYAML ends a plain scalar at '?' in flow context
         flow = flow or in_flow
         if isinstance(node, MappingNode):
@@ -124,6 +124,31 @@ def _agrees(text: str, root: Node) -> bool:
         else:
             stack.extend((n, flow, depth + 1) for n in node.value)
     return True
+
+
+def _unquoted_question(text: str, flow: Node) -> bool:
+    """Whether a '?' of the flow collection ``flow`` is outside its quoted scalars: a
+    ``pattern: "^[0-9]{4}?$"`` inside ``{...}`` reads the same either way, and is common."""
+    start, end = flow.start_mark.index, flow.end_mark.index
+    if "?" not in text[start:end]:
+        return False
+    quoted: list[tuple[int, int]] = []
+    stack = [flow]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ScalarNode):
+            if node.style in ("'", '"'):
+                quoted.append((node.start_mark.index, node.end_mark.index))
+        elif isinstance(node, MappingNode):
+            stack.extend(n for pair in node.value for n in pair)
+        else:
+            stack.extend(node.value)
+    at = text.find("?", start, end)
+    while at >= 0:
+        if not any(s <= at < e for s, e in quoted):
+            return True
+        at = text.find("?", at + 1, end)
+    return False
 
 
 def scalar_spans(text: str) -> list[tuple[int, int]]:

@@ -84,6 +84,9 @@ class Loader:
     named_packs: Mapping[str, Path] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _done: dict[Path, _Loaded | None] = field(default_factory=dict)
+    # each extends being followed, where it is written; and those that close a cycle
+    _edges: dict[tuple[Path, Path], Location] = field(default_factory=dict)
+    _cut: set[tuple[Path, Path]] = field(default_factory=set)
 
     def load(self, path: Path) -> PackSource | None:
         loaded = self._load(path.resolve(), [])
@@ -141,21 +144,12 @@ class Loader:
             if parent_root is None:
                 continue
             if parent_root in stack or parent_root == root:
-                chain = [*stack, root]
-                cycle = [*chain[chain.index(parent_root) :], parent_root]
-                names = " -> ".join(p.name for p in cycle)
-                self.diagnostics.append(
-                    error(
-                        "CH021",
-                        f"extends cycle: {names}",
-                        at,
-                        "a pack may not extend itself, directly or through others",
-                    )
-                )
+                self._cycle([*stack, root], parent_root, at)
                 continue
+            self._edges[(root, parent_root)] = at
             parent = self._load(parent_root, [*stack, root])
-            if parent is None:
-                continue
+            if parent is None or (root, parent_root) in self._cut:
+                continue  # a pack of a cycle inherits nothing through it
             extends_names += [*parent.source.extends, parent.source.name]
             files.extend(f for f in parent.source.files if f not in files)
             for rule in parent.source.rules:
@@ -244,6 +238,26 @@ class Loader:
         return loaded
 
     # ---- pieces -----------------------------------------------------------------------------
+
+    def _cycle(self, chain: list[Path], back: Path, at: Location) -> None:
+        """CH021 once per cycle, whichever of its packs loading started from: at the extends
+        of its first pack by path. Every pack of the cycle is then loaded without the extends
+        of the cycle, so none of them reports rules clashing with another's (CH023)."""
+        members = chain[chain.index(back) :]
+        edges = list(zip(members, [*members[1:], back], strict=True))
+        self._edges[edges[-1]] = at
+        self._cut.update(edges)
+        first = min(range(len(members)), key=lambda i: display_path(members[i]))
+        turn = [*members[first:], *members[:first]]
+        names = " -> ".join(p.name for p in [*turn, turn[0]])
+        self.diagnostics.append(
+            error(
+                "CH021",
+                f"extends cycle: {names}",
+                self._edges[edges[first]],
+                "a pack may not extend itself, directly or through others",
+            )
+        )
 
     def _resolve_extends(self, root: Path, target: str, at: Location) -> Path | None:
         """A path relative to the pack, or to any directory above it, or a registered name."""
@@ -369,6 +383,7 @@ class Loader:
                         "add override: true to replace the inherited rule, or choose another id",
                     )
                 )
+                continue  # the inherited rule stays, and so does where it is defined
             else:
                 merged[pos] = rule
             rules_at[rid] = id_loc
@@ -376,6 +391,18 @@ class Loader:
 
     def _cases(self, doc: LocatedDoc, origin: str) -> list[CaseSource]:
         data = doc.data if isinstance(doc.data, dict) else {}
+        # a rule left out for its schema error (CH010, CH011) is no unknown rule (CH030)
+        unloaded = {
+            raw["id"]
+            for raw in _list(data.get("rules"))
+            if isinstance(raw, dict)
+            and isinstance(raw.get("id"), str)
+            and not (isinstance(raw.get("check"), str) and isinstance(raw.get("on_fail"), str))
+        }
+
+        def named(raw: dict[str, Any], key: str) -> tuple[str, ...]:
+            return tuple(r for r in _list(raw.get(key)) if isinstance(r, str) and r not in unloaded)
+
         out = []
         for i, raw in enumerate(_list(data.get("tests"))):
             if not isinstance(raw, dict) or not isinstance(raw.get("output"), str):
@@ -389,8 +416,8 @@ class Loader:
                     at=Located(doc, ("tests", i)),
                     input=_str(raw.get("input")),
                     context=_dict(raw.get("context")),
-                    expect_pass=tuple(r for r in _list(raw.get("pass")) if isinstance(r, str)),
-                    expect_fail=tuple(r for r in _list(raw.get("fail")) if isinstance(r, str)),
+                    expect_pass=named(raw, "pass"),
+                    expect_fail=named(raw, "fail"),
                     verdict=verdict if isinstance(verdict, str) else None,
                     fixed=fixed if isinstance(fixed, str) else None,
                 )

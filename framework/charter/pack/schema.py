@@ -151,14 +151,33 @@ def _subject(ptr: Pointer) -> str:
     return f"'{ptr[-1]}'"
 
 
-def _type_error(ptr: Pointer, expected: Any, value: Any) -> tuple[str, str]:
+# a string the schema describes as written in the rule DSL ("DSL condition; ...")
+_DSL = re.compile(r"^(?:A )?DSL (condition|expression)")
+
+
+def _dsl_hint(ptr: Pointer, value: Any, schema: dict[str, Any]) -> str:
+    """For ``when: true``: quoting it would give the DSL the word 'true', which is no
+    condition either. A field the schema says may be left out says so."""
+    described = str(schema.get("description", ""))
+    found = _DSL.match(described)
+    if not found or not ptr:
+        return ""
+    got = "true or false" if isinstance(value, bool) else "a number"
+    noun = "an expression" if found[1] == "expression" else "a condition"
+    hint = f"'{ptr[-1]}' takes {noun} written in the DSL (docs/dsl.md), not {got}"
+    if value is True and "Omit" in described:
+        hint += f": to check the rule always, leave '{ptr[-1]}' out"
+    return hint
+
+
+def _type_error(ptr: Pointer, expected: Any, value: Any, schema: dict[str, Any]) -> tuple[str, str]:
     names = [expected] if isinstance(expected, str) else list(expected)
     want = " or ".join(_TYPE_NAMES.get(n, n) for n in names)
     got = "it is empty" if value is None else f"not {_type_of(value)}"
     verb = "contain" if not ptr else "be"
     hint = ""
     if "string" in names and isinstance(value, int | float):
-        hint = "put the value in quotes to make it a string"
+        hint = _dsl_hint(ptr, value, schema) or "put the value in quotes to make it a string"
     elif "boolean" in names and isinstance(value, str):
         hint = "write true or false, without quotes"
     elif "array" in names and isinstance(value, str):
@@ -213,7 +232,7 @@ def _convert(doc: LocatedDoc, err: Any, seen: set[Pointer]) -> list[Diagnostic]:
     if kw == "additionalProperties" and arg is False:
         return _unknown(doc, err, ptr)
     if kw == "type":
-        message, hint = _type_error(ptr, arg, value)
+        message, hint = _type_error(ptr, arg, value, schema)
         if not ptr and schema.get("required"):
             hint = "start with the keys " + ", ".join(schema["required"])
         return [error("CH010", message, doc.loc(ptr), hint)]

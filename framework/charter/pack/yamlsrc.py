@@ -291,7 +291,45 @@ def _syntax_error(exc: yaml.YAMLError, src: _Source) -> Diagnostic:
         hint = template.format(*match.groups(), at=at) if match else ""
         if problem == "could not find expected ':'" and cmark:
             where = src.loc(cmark.index)  # the line with the key, not the line after it
+        if problem.startswith("expected <block end>, but found '<scalar>'") and mark:
+            hint = _text_after_value(src, mark.index) or hint
     return error("CH001", message.strip() or "invalid YAML", where, hint)
+
+
+# The start of a line up to its value.
+_LEAD = re.compile(
+    r"[ ]*(?:-[ ]+)*"  # list dashes
+    r"(?:(?:\"[^\"]*\"|'[^']*'|[^\s\[\]{}#'\"-][^#]*?)[ ]*:[ ]+)?"  # a key, quoted or plain
+)
+_OPENERS = {
+    "[": "starts with '[' is read as a list, which ends at its ']'",
+    "{": "starts with '{' is read as a mapping, which ends at its '}'",
+    '"': "starts with a quote ends at the closing quote",
+    "'": "starts with a quote ends at the closing quote",
+}
+
+
+def _text_after_value(src: _Source, index: int) -> str:
+    """The hint when text follows a list, mapping or quoted string on its line
+    (``output: [需人工确认]您好``): the author meant one string, so quote all of it.
+    PyYAML calls it a misplaced block end, which reads like an indentation problem."""
+    line, col = src.pos(index)
+    start = src.starts[line - 1]
+    end = src.starts[line] if line < len(src.starts) else len(src.text)
+    text = src.text[start:end].rstrip("\r\n\x85\u2028\u2029")
+    lead = _LEAD.match(text)
+    cut = lead.end() if lead else 0
+    value = text[cut:]
+    if not value or value[0] not in _OPENERS or col - 1 <= cut:
+        return ""
+    value = re.split(r"[ ]+#", value, maxsplit=1)[0].rstrip()
+    if '"' not in value and "\\" not in value:
+        quoted = f'"{value}"'
+    else:
+        quoted = "'" + value.replace("'", "''") + "'"
+    return (
+        f"a value that {_OPENERS[value[0]]}; quote the whole value: {text[:cut].strip()} {quoted}"
+    )
 
 
 _SCALARS = {"str", "int", "float", "bool", "null", "merge"}

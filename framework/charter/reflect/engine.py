@@ -189,6 +189,16 @@ class Engine:
     def _env(self, output: str, input: str, context: Mapping[str, Any]) -> Env:
         return Env(output, input, context, self.literals, self.extractors)
 
+    # for charter.reflect.explain, which shows what each rule saw and why it decided
+    env = _env
+
+    @property
+    def bound(self) -> tuple[_Bound, ...]:
+        return self._rules
+
+    def blame(self, bound: _Bound, env: Env) -> _Failure:
+        return self._explain(bound, env)
+
     @staticmethod
     def _outcome(b: _Bound, env: Env) -> Outcome:
         if b.when is not None and not b.when(env):

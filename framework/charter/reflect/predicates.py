@@ -16,7 +16,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from charter.protocols import ArgKind, Predicate
-from charter.reflect.degenerate import echo_spans, no_content, off_language, repetitions, texts_of
+
+# each check imports charter.reflect.degenerate when it is called: registering the predicates
+# (every command that loads plugins) should not compile its thirty-odd patterns
 
 
 class Echoes:
@@ -24,6 +26,8 @@ class Echoes:
     params: Sequence[ArgKind] = ("value",)
 
     def __call__(self, text: str, *args: Any) -> bool:
+        from charter.reflect.degenerate import echo_spans, texts_of
+
         return bool(echo_spans(text, texts_of(args[0] if args else None)))
 
 
@@ -32,6 +36,8 @@ class Repetitive:
     params: Sequence[ArgKind] = ()
 
     def __call__(self, text: str, *args: Any) -> bool:
+        from charter.reflect.degenerate import repetitions
+
         return bool(repetitions(text))
 
 
@@ -40,6 +46,8 @@ class OffLanguage:
     params: Sequence[ArgKind] = ("string",)
 
     def __call__(self, text: str, *args: Any) -> bool:
+        from charter.reflect.degenerate import off_language
+
         return off_language(text, str(args[0]))
 
 
@@ -48,6 +56,8 @@ class NoContent:
     params: Sequence[ArgKind] = ()
 
     def __call__(self, text: str, *args: Any) -> bool:
+        from charter.reflect.degenerate import no_content
+
         return no_content(text)
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from charter.compile.compiled import CompiledCase, CompiledPack
+from charter.conversations.diff import char_diff
+from charter.diagnostics import Diagnostic, Location
 from charter.goals.spec import GoalCase
 from charter.reflect.engine import CheckResult, Engine
 from charter.skills.spec import SkillCase
@@ -112,9 +114,10 @@ def run_case(
     if case.verdict is not None and result.verdict != case.verdict:
         problems.append(f"expected verdict '{case.verdict}', got '{result.verdict}'")
     if case.fixed is not None and result.fixed_text != case.fixed:
-        problems.append(
-            f"expected fixed text {_quote(case.fixed)}, got {_quote(result.fixed_text)}"
-        )
+        said = f"expected fixed text {_quote(case.fixed)}, got {_quote(result.fixed_text)}"
+        if result.fixed_text is not None:  # the same notation as a conversation's reply
+            said += f"\ndiff: (-expected +got) {char_diff(case.fixed, result.fixed_text)}"
+        problems.append(said)
     return CaseResult(pack.name, case, result, tuple(problems), seconds)
 
 
@@ -181,22 +184,44 @@ def _json(value: Any) -> str:
     return "(none)" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+Select = Callable[[str, str, str, str], bool]  # (pack, kind, name, path) -> run it
+
+
 def run_pack(
     pack: CompiledPack,
     engine: Engine,
     coverage: Coverage,
     plan: PlanFn | None = None,
     skill_call: SkillCallFn | None = None,
+    select: Select | None = None,
 ) -> list[CaseResult]:
     """Every rules case, then (given a planner) every planner case of goals.yaml, then (given
-    a way to call skills) every case of the skill contracts."""
+    a way to call skills) every case of the skill contracts; given ``select``, only the cases
+    it keeps (``charter test -k``)."""
+
+    def keep(owner: str, kind: str, name: str, where: Location) -> bool:
+        return select is None or select(owner, kind, name, where.path)
+
     coverage.add_pack(pack)
-    results = [run_case(pack, engine, case, coverage) for case in pack.cases]
+    results = [
+        run_case(pack, engine, case, coverage)
+        for case in pack.cases
+        if keep(pack.name, "rules", case.name, case.location)
+    ]
     if plan is not None and pack.goals is not None:
-        results += [run_goal_case(pack, case, plan) for case in pack.goals.cases]
+        results += [
+            run_goal_case(pack, case, plan)
+            for case in pack.goals.cases
+            if keep(pack.name, "planner", case.name, case.location)
+        ]
     if skill_call is not None and pack.skills is not None:
         for contract in pack.skills.contracts:
-            results += [run_skill_case(pack, contract.name, c, skill_call) for c in contract.cases]
+            owner = f"{pack.name}/{contract.name}"
+            results += [
+                run_skill_case(pack, contract.name, c, skill_call)
+                for c in contract.cases
+                if keep(owner, "skill", c.name, c.location)
+            ]
     return results
 
 
@@ -204,11 +229,43 @@ def junit_xml(
     results: Sequence[CaseResult],
     coverage: Coverage,
     properties: Mapping[str, str] | None = None,
+    diagnostics: Sequence[Diagnostic] = (),
 ) -> bytes:
     """JUnit XML that CI systems render: one test suite per pack, one test case per case (a
     conversation's has one failure per expectation that did not hold); ``properties`` are
-    added after the rule coverage."""
+    added after the rule coverage. The packs' problems come first, in a suite of their own:
+    a failing test case per error, a passing one carrying the text per warning, so a pack
+    that did not compile shows as red in the report and not as a pack without tests."""
     suites = ET.Element("testsuites", name="charter test")
+    errors = sum(1 for d in diagnostics if d.is_error)
+    if diagnostics:
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name="pack problems",
+            tests=str(len(diagnostics)),
+            failures=str(errors),
+            errors="0",
+            skipped="0",
+            time="0.000000",
+        )
+        for d in diagnostics:
+            loc = d.location
+            tc = ET.SubElement(
+                suite,
+                "testcase",
+                classname=loc.path,
+                name=f"{d.code} {loc}",
+                file=loc.path,
+                line=str(loc.line),
+                time="0.000000",
+            )
+            detail = d.headline() + (f"\nhint: {d.hint}" if d.hint else "")
+            if d.is_error:
+                failure = ET.SubElement(tc, "failure", message=d.message, type=d.code)
+                failure.text = detail
+            else:
+                ET.SubElement(tc, "system-out").text = f"warning: {detail}"
     by_pack: dict[str, list[CaseResult]] = {}
     for r in results:
         by_pack.setdefault(r.pack, []).append(r)
@@ -244,10 +301,11 @@ def junit_xml(
                     )
                     failure.text = problem
             elif r.problems:
-                failure = ET.SubElement(tc, "failure", message=r.problems[0], type="CaseFailed")
+                first = r.problems[0].splitlines()[0]
+                failure = ET.SubElement(tc, "failure", message=first, type="CaseFailed")
                 failure.text = "\n".join(r.problems)
-    suites.set("tests", str(len(results)))
-    suites.set("failures", str(total_fail))
+    suites.set("tests", str(len(results) + len(diagnostics)))
+    suites.set("failures", str(total_fail + errors))
     props = ET.SubElement(suites, "properties")
     ET.SubElement(props, "property", name="rule_coverage_percent", value=f"{coverage.percent:.1f}")
     for name, value in (properties or {}).items():

@@ -35,6 +35,7 @@ not settle stay None: ``西湖区文三路90号`` has no province and no city.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -63,9 +64,16 @@ _STREET = "路|街|巷|弄|镇|乡|村|苑|区"  # 区 after a name: 科技园�
 _NUMBER = r"[0-9A-Za-z\-#一二三四五六七八九十百零〇]{1,6}"
 _BUILDING = "号楼|号院|号|栋|幢|座|楼|层|单元|室|户|弄|巷|期|区|段|排|组|门"
 _COMPONENT = rf"{_NAME}{{1,10}}(?:{_STREET})|{_NAME}{{0,10}}(?:{_ESTATE})|{_NUMBER}(?:{_BUILDING})"
-_DETAIL = regex.compile(
-    rf"[ 　]?(?:{_COMPONENT}){{1,8}}(?:[0-9]{{1,5}}(?![0-9A-Za-z]))?", regex.POSIX
-)
+
+
+@functools.cache
+def _detail() -> regex.Pattern[str]:
+    # compiled on first use: it takes ~30 ms, which every charter validate paid at start-up
+    return regex.compile(
+        rf"[ 　]?(?:{_COMPONENT}){{1,8}}(?:[0-9]{{1,5}}(?![0-9A-Za-z]))?", regex.POSIX
+    )
+
+
 _ANCHOR_CHARS = "省市区县旗州盟"  # the last characters of all full names (a test checks)
 _ANCHOR = re.compile(f"[{_ANCHOR_CHARS}]")
 
@@ -164,7 +172,7 @@ class AddressExtractor:
                 break
             chain.append(after)
         start, end = chain[0].start, chain[-1].end
-        m = _DETAIL.match(text, end)
+        m = _detail().match(text, end)
         detail = m.group().lstrip(" 　") if m is not None else ""
         if len(chain) < 2 and not detail:
             return None

@@ -21,8 +21,8 @@ Amounts (``money``, ``money_upper``, ``amount``, ``yuan``) take a number (``int`
 as it prints (``2.675`` -> ``2.68``). A negative amount is written ``-¥12.30`` and
 ``负壹拾贰元叁角``: the extractors read the amount and leave the sign, as they do in any text.
 Upper-case amounts follow the banking convention (``壹拾元整``, ``壹拾元零伍分``,
-``壹佰万元零壹分``), by ``cn2an`` (16 integer digits at most); ``money`` and ``yuan`` take up to
-30 integer digits, what ``money`` reads.
+``壹佰万元零壹分``), as ``cn2an`` writes them (16 integer digits at most; see
+``charter_zh.rmb``); ``money`` and ``yuan`` take up to 30 integer digits, what ``money`` reads.
 
 ``percent`` writes the number as it is given, followed by ``%``: ``5.2`` -> ``5.2%``, ``"5.20"``
 -> ``5.20%``, ``0.052`` -> ``0.052%`` (a ratio is *not* multiplied by 100: the value must
@@ -63,12 +63,12 @@ from charter_zh._common import EXACT
 from charter_zh.dates import DateExtractor
 from charter_zh.money import MoneyExtractor
 from charter_zh.money_upper import MoneyUpperExtractor
+from charter_zh.rmb import MAX_DIGITS, rmb_upper
 from charter_zh.time_expr import PARTS_OF_DAY
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]{1,3}(?:,[0-9]{3})+|[0-9]+)(?:\.[0-9]+)?")
 _FEN = Decimal("0.01")
 _MAX_DIGITS = 30  # integer digits the money extractor reads
-_MAX_UPPER_DIGITS = 16  # integer digits cn2an writes
 _MONEY = MoneyExtractor()
 _MONEY_UPPER = MoneyUpperExtractor()
 _DATE = DateExtractor()
@@ -133,15 +133,9 @@ def _sign(amount: Decimal) -> str:
 
 
 def _upper(amount: Decimal) -> str | None:
-    if amount.adjusted() >= _MAX_UPPER_DIGITS:
+    if amount.adjusted() >= MAX_DIGITS:
         return None
-    import cn2an  # on first use: importing it takes about 110 ms (see _common.cn2an_value)
-
-    try:
-        written = cn2an.an2cn(f"{amount:.2f}", "rmb")
-    except Exception:  # cn2an signals what it cannot write with assorted exception types
-        return None
-    return written if isinstance(written, str) else None
+    return rmb_upper(amount)  # what cn2an writes, without importing it (see charter_zh.rmb)
 
 
 class Money:

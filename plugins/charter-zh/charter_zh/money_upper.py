@@ -25,6 +25,7 @@ from functools import lru_cache
 
 from charter.protocols import Item, ValueKind
 from charter_zh._common import DIGITS, cn2an_value, is_cjk
+from charter_zh.rmb import canonical_value
 
 _DIGIT_CHARS = "零壹贰叁肆伍陆柒捌玖貳參陸"
 _RUN_CHARS = _DIGIT_CHARS + "拾佰仟万亿萬億"
@@ -66,8 +67,12 @@ def _standalone_ok(text: str, start: int, end: int) -> bool:
 @lru_cache(maxsize=1024)
 def _integer(run: str) -> tuple[int, Decimal] | None:
     """The run's value, also as a Decimal (immutable: items may share it), or None."""
+    simplified = run.translate(_TO_SIMPLIFIED)
+    canonical = canonical_value(simplified)  # what templates render: no need to import cn2an
+    if canonical is not None:
+        return canonical, Decimal(canonical)
     try:
-        value = cn2an_value(run.translate(_TO_SIMPLIFIED), "strict")
+        value = cn2an_value(simplified, "strict")
     except Exception:  # cn2an signals malformed input with assorted exception types
         return None
     return (value, Decimal(value)) if isinstance(value, int) and value >= 0 else None

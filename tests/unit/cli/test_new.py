@@ -277,7 +277,8 @@ def test_the_plugin_pyproject_declares_the_entry_point_and_ships_the_pack(cli: C
     }
     setuptools = doc["tool"]["setuptools"]
     assert setuptools["packages"]["find"] == {"include": ["charter_acme_insurance*"]}
-    assert setuptools["package-data"] == {"charter_acme_insurance": ["py.typed", "packs/*/*.yaml"]}
+    # every file of the pack, subfolders too (the wheel's contents: test_plugin_install.py)
+    assert setuptools["package-data"] == {"charter_acme_insurance": ["py.typed", "packs/**/*"]}
     pack_yaml = Path(
         "charter-acme-insurance/charter_acme_insurance/packs/acme-insurance/pack.yaml"
     ).read_text(encoding="utf-8")

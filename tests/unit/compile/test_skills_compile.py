@@ -148,8 +148,78 @@ CASES: list[tuple[str, dict[str, str], tuple[str, ...], list[Diag]]] = [
                 "the input_schema of skill 'policy_search' is not valid JSON Schema: 'strng' is "
                 "not valid under any of the given schemas",
                 "skills/policy_search.yaml:6:21",
-                "see https://json-schema.org/draft/2020-12 for the keywords",
+                "did you mean 'string'?",
             )
+        ],
+    ),
+    (
+        "CH320-every-problem-and-CH321",
+        {
+            "skills/policy_search.yaml": SEARCH.replace(
+                "keyword: {type: string}", "keyword: {type: text, minLength: -1}"
+            ).replace("year_range: {type: array}", "year_range: {type: array}\n  required: keyword")
+            + "constraints:\n"
+            + "  - check: args.years[0] > 2000\n"
+            + "    message: 年份\n"
+            + "    asks: [yaers]\n"
+        },
+        ("policy_search",),
+        [
+            Diag(
+                "CH320",
+                "error",
+                "the input_schema of skill 'policy_search' is not valid JSON Schema: 'text' is "
+                "not valid under any of the given schemas",
+                "skills/policy_search.yaml:6:21",
+                "expected one of: array, boolean, integer, null, number, object, string",
+            ),
+            Diag(
+                "CH320",
+                "error",
+                "the input_schema of skill 'policy_search' is not valid JSON Schema: -1 is less "
+                "than the minimum of 0",
+                "skills/policy_search.yaml:6:38",
+                "see https://json-schema.org/draft/2020-12 for the keywords",
+            ),
+            Diag(
+                "CH320",
+                "error",
+                "the input_schema of skill 'policy_search' is not valid JSON Schema: 'keyword' "
+                "is not of type 'array'",
+                "skills/policy_search.yaml:8:13",
+                "see https://json-schema.org/draft/2020-12 for the keywords",
+            ),
+            Diag(
+                "CH321",
+                "error",
+                "a constraint of skill 'policy_search' reads args.years, which the input schema "
+                "does not declare",
+                "skills/policy_search.yaml:11:12",
+                "expected one of: keyword, year_range",
+            ),
+        ],
+    ),
+    (
+        "CH320-properties-not-a-mapping-no-CH321",
+        {
+            "skills/policy_search.yaml": SEARCH.replace(
+                "  properties:\n    keyword: {type: string}\n    year_range: {type: array}\n",
+                "  properties: [keyword]\n",
+            )
+            + "constraints:\n"
+            + '  - check: args.keyword != ""\n'
+            + "    message: 关键词\n"
+        },
+        ("policy_search",),
+        [
+            Diag(
+                "CH320",
+                "error",
+                "the input_schema of skill 'policy_search' is not valid JSON Schema: ['keyword'] "
+                "is not of type 'object'",
+                "skills/policy_search.yaml:5:15",
+                "see https://json-schema.org/draft/2020-12 for the keywords",
+            ),
         ],
     ),
     (

@@ -53,7 +53,7 @@ def test_transcript(
 
 
 def test_there_are_transcripts() -> None:
-    assert len(CASES) == 7
+    assert len(CASES) == 9
 
 
 def _yaml_blocks(doc: str) -> list[object]:
@@ -68,7 +68,7 @@ def test_ci_doc_hooks_exist() -> None:
 
     hooks = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     ids = {h["id"] for h in hooks}
-    assert ids == {"charter-validate", "charter-test"}
+    assert ids == {"charter-validate", "charter-test", "charter-fmt"}
     remote, local, _ = _yaml_blocks("ci.md")
     assert {h["id"] for r in remote["repos"] for h in r["hooks"]} == ids  # type: ignore[index]
     assert local["repos"][0]["hooks"][0]["entry"].startswith("charter validate")  # type: ignore[index]
@@ -84,7 +84,7 @@ def test_ci_doc_workflow_commands_pass(
     workflow = _yaml_blocks("ci.md")[2]
     steps = workflow["jobs"]["packs"]["steps"]  # type: ignore[index]
     commands = [s["run"] for s in steps if str(s.get("run", "")).startswith("charter ")]
-    assert len(commands) == 2
+    assert len(commands) == 3
     for command in commands:
         assert main(shlex.split(command)[1:]) == 0, command
     assert (tmp_path / "reports" / "charter.xml").is_file()

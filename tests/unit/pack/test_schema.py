@@ -197,6 +197,72 @@ SCHEMA_ERRORS: dict[str, tuple[str, str, list[tuple[str, str, int, int, str]]]] 
             )
         ],
     ),
+    "DSL condition given true": (
+        "rules",
+        "rules:\n  - {id: a, describe: d, check: c, on_fail: retry, when: true}\n",
+        [
+            (
+                "CH010",
+                "'when' must be a string, not a boolean",
+                2,
+                58,
+                "'when' takes a condition written in the DSL (docs/dsl.md), not true or false: "
+                "to check the rule always, leave 'when' out",
+            )
+        ],
+    ),
+    "DSL condition given false": (
+        "rules",
+        "rules:\n  - {id: a, describe: d, check: c, on_fail: retry, when: false}\n",
+        [
+            (
+                "CH010",
+                "'when' must be a string, not a boolean",
+                2,
+                58,
+                "'when' takes a condition written in the DSL (docs/dsl.md), not true or false",
+            )
+        ],
+    ),
+    "DSL expression given a number": (
+        "rules",
+        "rules:\n  - {id: a, describe: d, check: 1, on_fail: retry}\n",
+        [
+            (
+                "CH010",
+                "'check' must be a string, not an integer",
+                2,
+                33,
+                "'check' takes an expression written in the DSL (docs/dsl.md), not a number",
+            )
+        ],
+    ),
+    "DSL trigger given true": (
+        "goals",
+        "intents:\n  - {id: a, describe: d, trigger: true}\n",
+        [
+            (
+                "CH010",
+                "'trigger' must be a string, not a boolean",
+                2,
+                35,
+                "'trigger' takes a condition written in the DSL (docs/dsl.md), not true or false",
+            )
+        ],
+    ),
+    "text given true": (
+        "rules",
+        "rules:\n  - {id: a, describe: true, check: c, on_fail: retry}\n",
+        [
+            (
+                "CH010",
+                "'describe' must be a string, not a boolean",
+                2,
+                23,
+                "put the value in quotes to make it a string",
+            )
+        ],
+    ),
     "wrong type, list item": (
         "rules",
         "rules:\n  - {id: a, describe: d, check: c, on_fail: retry}\n  - just text\n",

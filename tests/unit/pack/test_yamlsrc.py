@@ -78,6 +78,58 @@ PROBLEMS: dict[str, tuple[str, list[tuple[str, str, int, int]], str]] = {
         ],
         "check the indentation: this line does not line up with the block at line 1, column 1",
     ),
+    "a list and then text": (
+        "tests:\n  - name: a\n    output: [需人工确认]您好\n",
+        [
+            (
+                "CH001",
+                "expected <block end>, but found '<scalar>' while parsing a block mapping",
+                3,
+                20,
+            )
+        ],
+        "a value that starts with '[' is read as a list, which ends at its ']'; "
+        'quote the whole value: output: "[需人工确认]您好"',
+    ),
+    "a mapping and then text, a comment after": (
+        "done: {amount}元  # 模板\nnext: 1\n",
+        [
+            (
+                "CH001",
+                "expected <block end>, but found '<scalar>' while parsing a block mapping",
+                1,
+                15,
+            )
+        ],
+        "a value that starts with '{' is read as a mapping, which ends at its '}'; "
+        'quote the whole value: done: "{amount}元"',
+    ),
+    "a list item and then text, quotes inside": (
+        'items:\n  - [say "hi"] now\n',
+        [
+            (
+                "CH001",
+                "expected <block end>, but found '<scalar>' while parsing a block collection",
+                2,
+                16,
+            )
+        ],
+        "a value that starts with '[' is read as a list, which ends at its ']'; "
+        """quote the whole value: - '[say "hi"] now'""",
+    ),
+    "a quoted string and then text, quoted key": (
+        '"a b": "x"y\n',
+        [
+            (
+                "CH001",
+                "expected <block end>, but found '<scalar>' while parsing a block mapping",
+                1,
+                11,
+            )
+        ],
+        "a value that starts with a quote ends at the closing quote; "
+        """quote the whole value: "a b": '"x"y'""",
+    ),
     "colon inside a plain value": (
         "describe: note: this\n",
         [("CH001", "mapping values are not allowed here", 1, 15)],
@@ -527,6 +579,8 @@ TRICKY = [
     "&a !!map\nx: &b !!str 1\ny: *b\n",
     "- a\n- [b, {c: d}]\n",
     "tags: [cha? ter, no-diagnosis?]\n",  # '?' ends a plain scalar in flow context for PyYAML
+    "p: {pattern: \"^-?[0-9]+$\", q: '?'}\n",  # a '?' inside quotes reads the same
+    'p: {pattern: "^-?[0-9]+$", q: a?b}\n',  # and one outside them still goes to PyYAML
     "{a: [b: , c]}\n",  # an empty value in a flow collection: libyaml marks it one later
     "a: !\n",  # the non-specific tag: PyYAML resolves an empty scalar to null, libyaml to ''
     "k: |#\n  t\n",  # PyYAML wants a space before a block header's comment
@@ -539,7 +593,7 @@ TRICKY = [
 
 def _repo_yaml(fixtures: bool = True) -> list[str]:
     root = Path(__file__).resolve().parents[3]
-    paths = sorted([*root.glob("domains/*/*.yaml"), *root.glob("rulesets/*/*.yaml")])
+    paths = sorted([*root.glob("domains/**/*.yaml"), *root.glob("rulesets/**/*.yaml")])
     paths += sorted(root.glob("tests/fixtures/**/*.yaml")) if fixtures else []
     return [p.read_text(encoding="utf-8") for p in paths]
 

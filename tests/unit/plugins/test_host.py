@@ -18,6 +18,7 @@ from charter.hookspecs import LIFECYCLE_HOOKS, REGISTRATION_HOOKS, hookimpl
 from charter.plugins import PluginHost, make_host, make_plugin_manager
 from charter.protocols import Item
 from charter.settings import PluginSettings
+from tests.unit.plugins.sites import raised_at
 
 FAIL = PluginSettings()
 DISABLE = PluginSettings(errors="disable")
@@ -216,9 +217,11 @@ def test_a_name_registered_twice_blames_the_second_plugin(install: Any) -> None:
 
 def test_rendered_like_every_other_diagnostic(install: Any) -> None:
     h = host(install, FAIL, ("raises", Raises(), "charter-raises", "2.0"))
+    where, source = raised_at(Raises)  # the plugin's own line: the place to fix
     assert render_text(h.diagnostics) == (
-        "<plugin raises>: CH204 plugin 'raises' (charter-raises 2.0) raised in "
+        f"{where}: CH204 plugin 'raises' (charter-raises 2.0) raised in "
         "charter_register_extractors: RuntimeError: database unreachable\n"
+        f"{source}"
         "    hint: fix or uninstall 'charter-raises'\n"
     )
 
@@ -375,7 +378,7 @@ def test_a_raising_observer_under_fail_raises_after_everyone_was_called(install:
     with pytest.raises(DiagnosticError) as info:
         h.notify("charter_on_fallback", EVENTS["charter_on_fallback"])
     assert str(info.value) == (
-        "<plugin crash>: CH204 plugin 'crash' (charter-crash 1) raised in charter_on_fallback: "
+        f"{raised_at(Crashes)[0]}: CH204 plugin 'crash' (charter-crash 1) raised in charter_on_fallback: "
         "KeyError: 'ticket'"
     )
     assert len(rec.seen) == 1

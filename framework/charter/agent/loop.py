@@ -362,8 +362,8 @@ class Agent:
 
 
 def _compile(pack: str | Path, registry: Registry) -> CompiledPack:
-    from charter.cli.common import resolve_domain
     from charter.compile.api import compile_path
+    from charter.pack.resolve import resolve_domain
 
     root = resolve_domain(str(pack), registry.packs)
     if root is None:

@@ -22,11 +22,11 @@ from charter.cli.common import (
     OutFormat,
     compile_all,
     emit_diagnostics,
-    resolve_domain,
     runtime_registry,
     unknown_pack,
 )
 from charter.diagnostics import Diagnostic, SourceCache, render_text, sort_diagnostics
+from charter.pack.resolve import resolve_domain
 from charter.reflect.engine import CheckResult, Engine
 from charter.reflect.explain import RuleExplanation, Seen, explain
 

@@ -149,25 +149,6 @@ def unknown_pack(name: str, noun: str = "pack") -> Diagnostic:
     )
 
 
-def resolve_domain(name: str, installed: Mapping[str, Path] | None = None) -> Path | None:
-    """A path; or a pack name looked up in domains/ and rulesets/ here or in a parent (the
-    project's own packs come first); or the name of a pack a plugin installed."""
-    direct = Path(name)
-    if (direct / "pack.yaml").is_file():
-        return direct
-    if direct.is_file() and direct.name == "pack.yaml":
-        return direct.parent
-    here = Path.cwd()
-    for base in [here, *here.parents]:
-        for kind in ("domains", "rulesets"):
-            candidate = base / kind / name
-            if (candidate / "pack.yaml").is_file():
-                return candidate
-    if installed and name in installed:
-        return installed[name]
-    return None
-
-
 def compile_all(
     paths: Iterable[Path], reg: Registry, *, use_cache: bool = True
 ) -> tuple[list[CompiledPack], list[Diagnostic]]:

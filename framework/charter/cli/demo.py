@@ -38,12 +38,12 @@ from charter.cli.common import (
     EXIT_USER,
     DiagFormat,
     emit_diagnostics,
-    resolve_domain,
     runtime_registry,
 )
 from charter.cli.demo_notes import annotate
 from charter.cli.demo_render import Checked, DemoOut, PlainDemoOut, RichDemoOut
 from charter.cli.demo_script import CONVERSATIONS, FEATURES, SAMPLES, Conversation, Step
+from charter.pack.resolve import resolve_domain
 from charter.registry import Registry
 from charter.skills.outage import Outage
 

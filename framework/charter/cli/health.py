@@ -36,12 +36,12 @@ from charter.cli.common import (
     compile_all,
     emit_diagnostics,
     open_database,
-    resolve_domain,
     runtime_registry,
     unknown_pack,
 )
 from charter.cli.goals import DEFAULT_URL, ENV_URL
 from charter.cli.learn import configured_url
+from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
     from charter.learn.spec import PatchSet

@@ -36,10 +36,10 @@ from charter.cli.common import (
     compile_all,
     emit_diagnostics,
     open_database,
-    resolve_domain,
     runtime_registry,
 )
 from charter.pack.loader import display_path
+from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
     from charter.compile.compiled import CompiledPack

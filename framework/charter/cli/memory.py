@@ -197,9 +197,9 @@ def load_policy(prog: str, domain: str | None) -> tuple[MemoryPolicy | None, boo
         DiagFormat,
         compile_all,
         emit_diagnostics,
-        resolve_domain,
         runtime_registry,
     )
+    from charter.pack.resolve import resolve_domain
 
     reg, diags = runtime_registry()
     root = None if reg is None else resolve_domain(domain, reg.packs)

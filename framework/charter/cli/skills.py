@@ -33,9 +33,9 @@ from charter.cli.common import (
     open_database,
     registry,
     requested,
-    resolve_domain,
 )
 from charter.cli.goals import ENV_URL, DbOption, database_url
+from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
     from charter.compile.compiled import CompiledPack

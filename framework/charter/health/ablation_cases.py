@@ -283,7 +283,7 @@ class _Reader:
         beside = self.path.parent / name
         if (beside / "pack.yaml").is_file():
             return beside
-        from charter.cli.common import resolve_domain
+        from charter.pack.resolve import resolve_domain
 
         root = resolve_domain(name, self.packs)
         if root is None:

@@ -39,8 +39,8 @@ from bench_samples import SAMPLES, Sample
 from bench_support import FINANCE, compile_path, first_party_packs, load_registry
 
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 
 GENERATED_RULES = 200
 TARGET_FINANCE_US = 60.0

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from charter.skills.faq import FaqEntry, FaqIndex
+from charter.compile.specs.faq import FaqEntry, FaqIndex
 
 SEED = 20240501
 _SUBJECTS = """

@@ -35,9 +35,9 @@ from pathlib import Path
 import sqlalchemy
 from bench_support import Section
 
-from charter.goals.migrations import SQLITE_BUSY_TIMEOUT_MS
-from charter.goals.states import Status, allowed
+from charter.compile.specs.goal_states import Status, allowed
 from charter.goals.store import GoalStore
+from charter.store.migrations import SQLITE_BUSY_TIMEOUT_MS
 
 TARGET_RATIO = 3.0  # store time / raw sqlite3 time
 TARGET_TPS = 5000.0
@@ -71,7 +71,7 @@ def planner_latency(settings: Settings) -> Section | None:
 
     from charter.compile.api import compile_path
     from charter.goals.planner import Planner, state_from
-    from charter.plugins import default_registry
+    from charter.plugins.host import default_registry
 
     registry, _ = default_registry()
     pack, diags = compile_path(

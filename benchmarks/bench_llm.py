@@ -69,7 +69,7 @@ def generation_speed(quick: bool) -> tuple[list[str], dict[str, Any]]:
         from llama_cpp import Llama
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        from charter.extensions import Message
+        from charter.contracts.models import Message
         from charter_llamacpp.llm import LlamaCppLLM, LoadedModel
         from charter_llamacpp.model_cache import ensure_default_model
         from charter_llamacpp.options import parse_options

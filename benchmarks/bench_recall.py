@@ -50,13 +50,13 @@ from typing import Any
 import numpy as np
 from recall_histories import YEAR, History, histories
 
+from charter.compile.specs.memory import MemoryPolicy
 from charter.memory import recall as R
 from charter.memory.facts import FactStore
 from charter.memory.ladder import LayeredMemory
 from charter.memory.narrative import NarrativeStore
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, PreparedSummary
-from charter.memory.tokens import tokenize
+from charter.text.tokens import tokenize
 
 SEED = 20261202
 NOW = datetime(2025, 1, 2, 10, 0, tzinfo=UTC)  # the day after the year

@@ -184,8 +184,8 @@ def _imported_from(root: Path) -> None:
 
 def side(payload: dict[str, Any]) -> dict[str, Turns]:
     """Every pack's conversations played, after a warm-up conversation per pack."""
+    from charter import default_host  # the facade: the same name before and after the layout move
     from charter.compile.api import compile_path
-    from charter.plugins import default_host
 
     _imported_from(Path(payload["root"]))
     registry = default_host().registry

@@ -30,7 +30,7 @@ from typing import Any
 from bench_faq import faq_lookup
 
 from charter.compile.api import compile_path
-from charter.plugins import default_registry
+from charter.plugins.host import default_registry
 from charter.skills.runner import SkillRunner
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic
-from charter.registry import Registry
 
 if TYPE_CHECKING:
     from charter.compile.compiled import CompiledPack
@@ -47,7 +47,7 @@ def load_registry() -> Registry:
     """The installed plugins' registry (built-ins and ``charter-zh``); any plugin problem stops
     the benchmark rather than timing a partial registry."""
     from charter.diagnostics import DiagnosticError
-    from charter.plugins import default_registry
+    from charter.plugins.host import default_registry
 
     registry, diagnostics = default_registry()
     if diagnostics:

@@ -18,8 +18,8 @@ from bench_samples import Sample
 from bench_support import compile_path, first_party_packs
 
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.dsl import ast as A
-from charter.registry import Registry
 
 CheckFn = Callable[[str, dict[str, Any]], object]
 

@@ -11,23 +11,18 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from charter._version import __version__
-from charter.diagnostics import Diagnostic, DiagnosticError, Location, Severity
-from charter.events import Fallback, GoalTransition, MemoryWrite, Reflection, ReflectionAlert
-from charter.extensions import (
-    LLM,
-    Completion,
-    Embedder,
-    EmbedderFactory,
-    LLMBackend,
-    Message,
-    PackRef,
-    PiiMatch,
-    PiiRecognizer,
-    Skill,
-    StoreFactory,
+from charter.contracts.events import (
+    Fallback,
+    GoalTransition,
+    MemoryWrite,
+    Reflection,
+    ReflectionAlert,
 )
-from charter.hookspecs import hookimpl
-from charter.protocols import (
+from charter.contracts.models import LLM, Completion, Embedder, EmbedderFactory, LLMBackend, Message
+from charter.contracts.packs import PackRef
+from charter.contracts.pii import PiiMatch, PiiRecognizer
+from charter.contracts.registry import Registry
+from charter.contracts.rules import (
     Extractor,
     Formatter,
     Item,
@@ -36,15 +31,18 @@ from charter.protocols import (
     RepairArg,
     RepairInput,
 )
-from charter.registry import Registry
+from charter.contracts.skills import Skill
+from charter.contracts.storage import StoreFactory
+from charter.diagnostics import Diagnostic, DiagnosticError, Location, Severity
+from charter.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from charter.agent import Agent, AgentOptions, Reply
     from charter.compile.api import compile_path
     from charter.compile.compiled import CompiledPack, CompiledRule
+    from charter.compile.specs.learn import LearningSpec, PatchSet
     from charter.learn.log import ReflectionLog
-    from charter.learn.spec import LearningSpec, PatchSet
-    from charter.plugins import (
+    from charter.plugins.host import (
         PluginHost,
         default_host,
         default_registry,
@@ -60,16 +58,16 @@ _LAZY = {
     "compile_path": "charter.compile.api",
     "CompiledPack": "charter.compile.compiled",
     "CompiledRule": "charter.compile.compiled",
-    "default_registry": "charter.plugins",
-    "default_host": "charter.plugins",
-    "make_host": "charter.plugins",
-    "make_plugin_manager": "charter.plugins",
-    "PluginHost": "charter.plugins",
+    "default_registry": "charter.plugins.host",
+    "default_host": "charter.plugins.host",
+    "make_host": "charter.plugins.host",
+    "make_plugin_manager": "charter.plugins.host",
+    "PluginHost": "charter.plugins.host",
     "CheckResult": "charter.reflect.engine",
     "Engine": "charter.reflect.engine",
     "Finding": "charter.reflect.engine",
-    "LearningSpec": "charter.learn.spec",
-    "PatchSet": "charter.learn.spec",
+    "LearningSpec": "charter.compile.specs.learn",
+    "PatchSet": "charter.compile.specs.learn",
     "ReflectionLog": "charter.learn.log",
 }
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-import charter.plugins
+import charter.plugins.host
 from charter.diagnostics import DOCS_URL
 
 RunCli = Callable[..., Any]
@@ -319,7 +319,7 @@ def test_sarif_help_uri_is_absolute(run_cli: RunCli, work: Path) -> None:
 RAISES = '''\
 """A plugin whose extractor hook raises."""
 
-from charter.hookspecs import hookimpl
+from charter.plugins.hookspecs import hookimpl
 
 
 @hookimpl
@@ -361,9 +361,9 @@ def site(work: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., 
         )
 
     monkeypatch.syspath_prepend(str(work / "site"))
-    charter.plugins._HOSTS.clear()
+    charter.plugins.host._HOSTS.clear()
     yield install
-    charter.plugins._HOSTS.clear()
+    charter.plugins.host._HOSTS.clear()
     for module in modules:
         sys.modules.pop(module, None)
 

@@ -46,11 +46,11 @@ import pytest
 from charter.agent import Agent, Reply
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.conversations.model import TurnModel
 from charter.conversations.runner import TEST_MEMORY_KEY
 from charter.goals.store import GoalStore
-from charter.plugins import default_host
-from charter.registry import Registry
+from charter.plugins.host import default_host
 from charter.skills.executions import ExecutionLedger
 from tests.postgres import fresh_schema
 

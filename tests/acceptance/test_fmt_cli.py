@@ -24,7 +24,7 @@ from charter.compile.api import compile_path
 from charter.diagnostics import Location, SourceCache, render_text
 from charter.pack.fmt import find_files
 from charter.pack.yamlsrc import load_yaml
-from charter.plugins import default_registry
+from charter.plugins.host import default_registry
 from tests.unit.pack.relayout import relayout
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from charter.events import GoalTransition
-from charter.goals.states import Status, allowed
+from charter.compile.specs.goal_states import Status, allowed
+from charter.contracts.events import GoalTransition
 from charter.goals.store import GoalStore
 from tests.postgres import fresh_schema
 

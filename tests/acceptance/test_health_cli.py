@@ -34,7 +34,7 @@ from charter.llm.scripted import ScriptedLLM
 from charter.memory.pipeline import Candidate, PreparedFact
 from charter.memory.records import Accessor
 from charter.memory.tables import MEMORY_FACT
-from charter.plugins import default_host
+from charter.plugins.host import default_host
 from charter.traces.model import Trace, TraceStep
 from charter.traces.store import TraceStore
 

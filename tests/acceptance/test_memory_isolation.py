@@ -31,11 +31,11 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
+from charter.compile.specs.memory import MemoryPolicy
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
 from charter.memory.ladder import LayeredMemory, Recollection
 from charter.memory.narrative import NarrativeStore
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, Fact, PreparedFact, PreparedSummary
 from tests.postgres import fresh_schema
 

@@ -41,7 +41,7 @@ from packaging.version import Version
 from charter.cli.main import main
 from charter.compile.api import compile_path
 from charter.conversations.runner import run_conversations
-from charter.plugins import registry_from
+from charter.plugins.host import registry_from
 
 # `slow` is registered in pyproject.toml and not deselected by default: this still runs in CI
 # (about 15 s), and `-m "not slow"` leaves it out of a quick local run.

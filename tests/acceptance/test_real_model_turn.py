@@ -50,7 +50,7 @@ def plain(tmp_path: Path, domain: str, text: str) -> Reply:
     ],
 )
 def test_a_turn_with_the_bundled_model(tmp_path: Path, domain: str, text: str) -> None:
-    from charter.plugins import default_registry
+    from charter.plugins.host import default_registry
 
     unanswered = plain(tmp_path, domain, text)
     registry, _ = default_registry()

@@ -44,7 +44,7 @@ FIRST_PARTY_RULES = [
 
 def compiled(name: str) -> Any:
     from charter.compile.api import compile_path
-    from charter.plugins import default_host
+    from charter.plugins.host import default_host
 
     root = ROOT / ("domains" if name in ("ecommerce", "finance", "medical") else "rulesets") / name
     pack, diags = compile_path(root, default_host().registry, cache_dir=None)

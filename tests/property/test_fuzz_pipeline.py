@@ -45,13 +45,13 @@ from hypothesis import strategies as st
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.compile.stages import compile_pack
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location
 from charter.dsl import ast as A
 from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
 from charter.pack.loader import display_path, load_pack
-from charter.plugins import default_registry
+from charter.plugins.host import default_registry
 from charter.reflect.engine import VERDICTS, CheckResult, Engine
-from charter.registry import Registry
 
 T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[Any]], Any]

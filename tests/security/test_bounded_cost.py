@@ -31,9 +31,9 @@ import pytest
 from charter.agent import Agent
 from charter.agent.configured import agent_options
 from charter.compile.api import compile_path
+from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
 from charter.memory.embedders import MAX_TOKENS
-from charter.registry import Registry
 from charter.serve import create_app
 from tests.security.conftest import KEY, ROOT, MakeService, auth
 from tests.unit.serve.helpers import TestClient, serve_config
@@ -162,7 +162,7 @@ def test_8_a_catastrophic_pattern_answers_in_bounded_time(
     # a handler of our own: another test may have reconfigured logging (disabled loggers)
     handler = _Records(logging.WARNING)
     records = handler.records
-    logger = logging.getLogger("charter.patterns")
+    logger = logging.getLogger("charter.text.patterns")
     monkeypatch.setattr(logger, "disabled", False)
     monkeypatch.setattr(logger, "level", logging.WARNING)
     monkeypatch.setattr(logger, "handlers", [handler])

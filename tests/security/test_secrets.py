@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from charter.contracts.registry import Registry
 from charter.llm.errors import LLMError
 from charter.llm.openai import OpenAIChat, OpenAIOptions
-from charter.plugins import default_registry
-from charter.registry import Registry
+from charter.plugins.host import default_registry
 from tests.cli_run import RunCharter, runner
 from tests.security.conftest import MakeService, auth
 from tests.unit.llm.fake_server import FakeServer, Reply

@@ -30,8 +30,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.pool import Pool
 
-from charter.plugins import default_registry
-from charter.registry import Registry
+from charter.contracts.registry import Registry
+from charter.plugins.host import default_registry
 from tests.postgres import PG_URL, postgres_problem
 from tests.security.conftest import KEY, ROOT, Service, auth
 

@@ -28,9 +28,9 @@ from fastapi import FastAPI
 from charter.agent import Agent
 from charter.agent.configured import agent_options
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
-from charter.plugins import default_registry
-from charter.registry import Registry
+from charter.plugins.host import default_registry
 from charter.serve import create_app, views
 from charter.serve.logs import JsonFormatter
 from tests.security.conftest import KEY, Service, auth

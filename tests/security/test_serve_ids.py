@@ -18,8 +18,8 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from charter.plugins import default_registry
-from charter.registry import Registry
+from charter.contracts.registry import Registry
+from charter.plugins.host import default_registry
 from charter.serve.ids import user_id_problem
 from tests.security.conftest import Service, auth
 

@@ -9,10 +9,10 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic
-from charter.plugins import default_registry
+from charter.plugins.host import default_registry
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 from tests.cli_run import RunCharter, runner
 
 PACK_YAML = "name: unit\nversion: 0.1.0\n"

@@ -1,10 +1,10 @@
-"""``charter.masking``: secrets recognised by their shape, never by a list of names."""
+"""``charter.text.masking``: secrets recognised by their shape, never by a list of names."""
 
 from __future__ import annotations
 
 import pytest
 
-from charter.masking import (
+from charter.text.masking import (
     harmless_header,
     headers_name,
     mask_data,

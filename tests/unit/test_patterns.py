@@ -12,7 +12,7 @@ from charter.compile.codegen import rule_function
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
 from charter.dsl.parser import parse_expr
-from charter.patterns import BoundedPattern, PatternTimeout, bounded
+from charter.text.patterns import BoundedPattern, PatternTimeout, bounded
 
 
 class _Slow:

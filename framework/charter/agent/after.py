@@ -12,16 +12,16 @@ from charter.agent import stages
 from charter.agent.parts import AgentOptions, Parts
 from charter.agent.reply import Reply
 from charter.agent.steps import ID, Planned
-from charter.events import MemoryWrite, Reflection
-from charter.goals.privacy import scrub_json
-from charter.goals.spec import ROOT_INTENT
-from charter.goals.states import Status
+from charter.compile.specs.goal_states import Status
+from charter.compile.specs.goals import ROOT_INTENT
+from charter.compile.specs.memory import Origin
+from charter.contracts.events import MemoryWrite, Reflection
 from charter.goals.tracker import MOVES, OUTCOME
 from charter.learn.meaning import explains
 from charter.memory.pipeline import Candidate
-from charter.memory.policy import Origin
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
 from charter.memory.statements import slot_candidate, statement_candidate, statements_of
+from charter.store.privacy import scrub_json
 from charter.traces.model import Trace
 
 # ---- after the answer -------------------------------------------------------------------------

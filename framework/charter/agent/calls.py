@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from charter.agent.parts import Parts, slot_args
-from charter.compile.env import Env
-from charter.goals.slots import SLOT_REF
+from charter.compile.specs.slots import SLOT_REF
 from charter.goals.tracker import AWAITING
 from charter.skills.fallback import CallContext
 from charter.skills.runner import SkillOutcome
@@ -100,7 +99,7 @@ def refused(p: Parts, intent: str, outcome: SkillOutcome) -> bool:
     test = p.done.get(intent)
     if test is None or outcome.status != "ok":
         return False
-    return not test(Env("", "", {"result": outcome.result}, p.done_table, {}))
+    return not test(p.done.env(context={"result": outcome.result}))
 
 
 def replays(p: Parts, planned: Planned) -> list[Called]:

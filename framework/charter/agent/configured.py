@@ -15,11 +15,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from charter.agent.loop import Agent
-from charter.agent.parts import AgentOptions, Clock, utcnow
+from charter.agent.parts import AgentOptions
 from charter.config import Config
-from charter.extensions import LLM
+from charter.contracts.models import LLM
+from charter.contracts.registry import Registry
 from charter.memory.shared import SharedSettings
-from charter.registry import Registry
+from charter.store.clock import Clock, utcnow
 
 
 def backend_options(config: Config) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def agent_from_config(
     narrative: bool = True,
     clock: Clock | None = None,
 ) -> Agent:
-    from charter.plugins import default_host
+    from charter.plugins.host import default_host
 
     env = os.environ if environ is None else environ
     reg = registry or default_host().registry

@@ -18,8 +18,8 @@ from decimal import Decimal
 from typing import Any
 
 from charter.agent.parts import Parts
-from charter.extensions import Message
-from charter.goals.spec import SlotSpec
+from charter.compile.specs.goals import SlotSpec
+from charter.contracts.models import Message
 from charter.goals.tables import Goal
 
 SYSTEM = "你从用户的话里读出办理业务需要的参数，只输出一个JSON对象；读不出的参数写null。"

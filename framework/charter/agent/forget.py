@@ -30,18 +30,18 @@ from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 
-from charter.goals.migrations import make_engine
+from charter.compile.specs.memory import MemoryPolicy
 from charter.goals.store import GoalStore
 from charter.goals.tables import GOAL_TREE
 from charter.learn.log import LOG, ReflectionLog
 from charter.memory.facts import FactStore
 from charter.memory.ladder import LayeredMemory
 from charter.memory.narrative import NarrativeStore
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor
 from charter.memory.short_term import TURNS, ShortTermMemory, SqlShortTermStore
 from charter.skills.executions import EXECUTIONS, ExecutionLedger
 from charter.skills.tickets import TICKETS, TicketStore
+from charter.store.migrations import make_engine
 from charter.traces.store import TRACES, TraceStore
 
 if TYPE_CHECKING:

@@ -13,11 +13,11 @@ from charter.agent.calls import Called
 from charter.agent.parts import Parts
 from charter.agent.reply import Reply
 from charter.agent.steps import Planned
-from charter.goals.privacy import scrub_json
 from charter.learn.apply import Patched
 from charter.learn.meaning import explains
 from charter.learn.triggers import CallSeen, History, Signals, TurnSeen, evaluate
 from charter.memory.records import Accessor
+from charter.store.privacy import scrub_json
 
 CONFIRMED = ("user_confirmed", "system_verified")
 

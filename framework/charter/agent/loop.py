@@ -24,17 +24,18 @@ from typing import Any
 from charter.agent import after, answer, calls, learning, shared, stages, steps
 from charter.agent.drafts import Drafter
 from charter.agent.forget import UserStores, forget_user
-from charter.agent.parts import AgentOptions, Clock, Notify, Parts, build, utcnow
+from charter.agent.parts import AgentOptions, Notify, Parts, build
 from charter.agent.reply import Reply, is_negation
 from charter.agent.selfcheck import SelfReflection
 from charter.compile.compiled import CompiledPack
-from charter.extensions import LLM, Embedder
+from charter.contracts.models import LLM, Embedder
+from charter.contracts.registry import Registry
 from charter.learn.apply import NOTHING
 from charter.learn.triggers import History
 from charter.memory import working
 from charter.memory.maintain import MaintenanceReport, maintain
 from charter.memory.records import Accessor
-from charter.registry import Registry
+from charter.store.clock import Clock, utcnow
 from charter.traces.recorder import TraceRecorder
 
 # U+FF10-FF19, FF21-FF3A, FF41-FF5A: the full-width digits and Latin letters
@@ -83,7 +84,7 @@ class Agent:
         options: AgentOptions | None = None,
     ) -> Agent:
         """An agent for a compiled pack, or a pack directory or name (compiled here)."""
-        from charter.plugins import default_host
+        from charter.plugins.host import default_host
 
         host = default_host()
         reg = registry or host.registry

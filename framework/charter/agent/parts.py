@@ -11,52 +11,47 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import regex
+import sqlalchemy as sa
 
-from charter.compile.build import Builder
 from charter.compile.compiled import CompiledPack
-from charter.compile.env import Env
-from charter.compile.literals import LiteralTable
+from charter.compile.program import Program
 from charter.compile.response_spec import ResponsesSpec, default_spec
+from charter.compile.specs.goals import STAGE_SEP
+from charter.compile.specs.learn import LearningSpec
+from charter.compile.specs.memory import MemoryPolicy
+from charter.compile.specs.slots import SLOT_REF, fill_slots
 from charter.compile.teller import Teller
 from charter.compose.composer import Composer
-from charter.extensions import LLM, Embedder
+from charter.contracts.models import LLM, Embedder
+from charter.contracts.registry import Registry
+from charter.contracts.rules import Formatter
 from charter.goals.alignment import AlignmentChecker
-from charter.goals.privacy import PiiGoalPrivacy
-from charter.goals.slots import SLOT_REF, fill_slots
-from charter.goals.spec import STAGE_SEP
 from charter.goals.store import GoalStore
 from charter.goals.tracker import GoalTracker
 from charter.learn.apply import PatchMatcher
 from charter.learn.log import ReflectionLog
-from charter.learn.spec import LearningSpec
 from charter.memory.facts import FactStore
 from charter.memory.ladder import LayeredMemory
 from charter.memory.narrative import NarrativeStore
 from charter.memory.pipeline import WritePipeline
-from charter.memory.policy import MemoryPolicy
 from charter.memory.shared import SharedMemory, SharedSettings
 from charter.memory.short_term import ShortTermMemory, SqlShortTermStore
-from charter.protocols import Formatter
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 from charter.skills.breaker import BreakerRegistry
 from charter.skills.breaker_sql import SqlBreakerState
 from charter.skills.executions import ExecutionLedger
 from charter.skills.runner import SkillRunner
 from charter.skills.tickets import TicketStore
+from charter.store.clock import Clock, utcnow
+from charter.store.migrations import make_engine
+from charter.store.privacy import PiiGoalPrivacy
 from charter.traces.store import TraceStore
 
-Clock = Callable[[], datetime]
 Notify = Callable[[str, object], object]
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass
@@ -102,14 +97,14 @@ class Parts:
     notify: Notify | None
     responses: ResponsesSpec
     composer: Composer
+    # intent -> its skill binding's done: condition, over {"result": ...}
+    done: Program[str]
     learning: LearningSpec = field(default_factory=LearningSpec)
     log: ReflectionLog | None = None
     matcher: PatchMatcher = field(default_factory=lambda: PatchMatcher(LearningSpec(), {}))
-    # intent -> its skill binding's done: condition, over {"result": ...}
-    done: Mapping[str, Callable[[Env], bool]] = field(default_factory=dict)
-    done_table: LiteralTable = field(default_factory=lambda: LiteralTable(()))
     shared: SharedMemory | None = None  # the shared pool, when configured
     shared_keys: frozenset[str] = frozenset()  # the slots turns share (intent.slot or slot)
+    database: sa.Engine | None = None  # the stores' one engine, disposed of after them
 
     def close(self) -> None:
         if self.shared is not None:
@@ -127,6 +122,8 @@ class Parts:
             self.traces.dispose()
         if self.log is not None:
             self.log.dispose()
+        if self.database is not None:
+            self.database.dispose()
 
 
 def build(
@@ -159,12 +156,15 @@ def build(
             notify("charter_on_goal_transition", event)
 
     pipeline = WritePipeline(policy, registry, key=memory_key, clock=clock, environ=environ)
+    # one engine (one connection pool) for every store on the agent's database, disposed of by
+    # Parts.close after the stores
+    database = make_engine(database_url)
     goals = GoalStore(
-        database_url, clock=clock, on_transition=transition_hook, privacy=goal_privacy(pipeline)
+        database, clock=clock, on_transition=transition_hook, privacy=goal_privacy(pipeline)
     )
-    facts = FactStore(database_url, policy, clock=clock)
+    facts = FactStore(database, policy, clock=clock)
     short_term = ShortTermMemory(
-        SqlShortTermStore(database_url), policy, scrub=pipeline.scrub, clock=clock
+        SqlShortTermStore(database), policy, scrub=pipeline.scrub, clock=clock
     )
     narrative = None
     if narrative_path is not None:
@@ -176,7 +176,7 @@ def build(
         narrative = NarrativeStore(
             narrative_path, embedder, policy, audit=facts.record_audit, clock=clock
         )
-    tickets = TicketStore(database_url, clock=clock, scrub=pipeline.scrub)
+    tickets = TicketStore(database, clock=clock, scrub=pipeline.scrub)
     runner = None
     if pack.skills is not None:
         runner = SkillRunner(
@@ -185,10 +185,10 @@ def build(
             pack=pack.name,
             constants=pack.constants,
             tickets=tickets,
-            breakers=BreakerRegistry(SqlBreakerState(tickets.engine)),
+            breakers=BreakerRegistry(SqlBreakerState(database)),
             notify=notify,
             # an executing skill runs once per goal, whichever worker takes the confirmation
-            ledger=ExecutionLedger(tickets.engine, clock=clock, scrub=pipeline.scrub),
+            ledger=ExecutionLedger(database, clock=clock, scrub=pipeline.scrub),
         )
     tracker = alignment = None
     if pack.goals is not None:
@@ -210,21 +210,21 @@ def build(
         pack.constants,
         faq=pack.skills.faq if pack.skills is not None else None,
     )
-    done_table = LiteralTable(pack.goals.literals if pack.goals is not None else ())
-    builder = Builder(done_table.ids, pack.constants, registry.predicates)
-    done = {
-        i.id: builder.expr(i.skill.done)
-        for i in (pack.goals.intents if pack.goals is not None else ())
-        if i.skill is not None and i.skill.done is not None
-    }
-    # a stage's verdict, keyed by its goal's intent (transfer.compliance)
-    done.update(
-        {
-            f"{i.id}{STAGE_SEP}{st.id}": builder.expr(st.skill.done)
-            for i in (pack.goals.intents if pack.goals is not None else ())
-            for st in i.stages
-            if st.skill is not None and st.skill.done is not None
-        }
+    intents = pack.goals.intents if pack.goals is not None else ()
+    done: Program[str] = Program(
+        [
+            *((i.id, i.skill.done) for i in intents if i.skill is not None and i.skill.done),
+            # a stage's verdict, keyed by its goal's intent (transfer.compliance)
+            *(
+                (f"{i.id}{STAGE_SEP}{st.id}", st.skill.done)
+                for i in intents
+                for st in i.stages
+                if st.skill is not None and st.skill.done is not None
+            ),
+        ],
+        registry,
+        pack.constants,
+        literals=pack.goals.literals if pack.goals is not None else (),
     )
     return Parts(
         pack=pack,
@@ -241,18 +241,18 @@ def build(
         pipeline=pipeline,
         runner=runner,
         tickets=tickets,
-        traces=TraceStore(database_url) if opts.trace else None,
+        traces=TraceStore(database) if opts.trace else None,
         clock=clock,
         notify=notify,
         learning=learning,
-        log=ReflectionLog(tickets.engine),
+        log=ReflectionLog(database),
         matcher=PatchMatcher(learning, registry.extractors),
         responses=responses,
         composer=composer,
         done=done,
-        done_table=done_table,
         shared=shared_pool(opts.shared),
         shared_keys=opts.shared.keys if opts.shared is not None else frozenset(),
+        database=database,
     )
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from charter.extensions import Message
+from charter.contracts.models import Message
 from charter.memory.short_term import estimate_tokens
 
 MAX_FACTS = 3

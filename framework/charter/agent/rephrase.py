@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from charter.extensions import Message
+from charter.contracts.models import Message
 from charter.reflect.grounding import ungrounded
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from charter.agent.reply import ReflectionRecord
-from charter.events import ReflectionAlert
-from charter.extensions import LLM, Message
+from charter.contracts.events import ReflectionAlert
+from charter.contracts.models import LLM, Message
 
 GRAMMAR = r"""root ::= "【目标对齐】" yn "\n【约束合规】" yn "\n【不确定性】" level
 yn ::= "Y" | "N"

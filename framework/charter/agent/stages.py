@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from charter.agent.calls import Called, at, call_skills, prechecks, refused, replays, typed
 from charter.agent.parts import Parts, slot_args
-from charter.goals.spec import STAGE_SEP, StageSpec
+from charter.compile.specs.goals import STAGE_SEP, StageSpec
 from charter.goals.tables import Goal
 from charter.goals.tracker import OUTCOME
 from charter.skills.fallback import CallContext

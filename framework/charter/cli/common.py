@@ -11,6 +11,7 @@ from typing import Protocol, TypeVar
 from charter._version import __version__
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.diagnostics import (
     Diagnostic,
     Location,
@@ -23,8 +24,7 @@ from charter.diagnostics import (
     sort_diagnostics,
 )
 from charter.pack.loader import display_path
-from charter.plugins import PluginHost, default_host
-from charter.registry import Registry
+from charter.plugins.host import PluginHost, default_host
 
 EXIT_OK, EXIT_USER, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -219,8 +219,8 @@ def open_database(
     a missing driver, a connection or schema problem. Passwords are never printed."""
     import sqlalchemy as sa
 
-    from charter.goals.migrations import SchemaError
-    from charter.masking import mask_text, mask_url, url_secrets
+    from charter.store.migrations import SchemaError
+    from charter.text.masking import mask_text, mask_url, url_secrets
 
     def fail(message: str) -> None:
         sys.stderr.write(f"{prog}: {message}\n")

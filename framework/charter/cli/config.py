@@ -20,7 +20,7 @@ import typer
 
 from charter.cli.common import EXIT_OK, EXIT_USER, DiagFormat, emit_diagnostics
 from charter.config import Config, load_config
-from charter.config_show import render_json, render_toml
+from charter.config.show import render_json, render_toml
 from charter.diagnostics import Diagnostic, SourceCache, render_text, sort_diagnostics
 
 app = typer.Typer(

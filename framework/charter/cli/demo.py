@@ -43,13 +43,14 @@ from charter.cli.common import (
 from charter.cli.demo_notes import annotate
 from charter.cli.demo_render import Checked, DemoOut, PlainDemoOut, RichDemoOut
 from charter.cli.demo_script import CONVERSATIONS, FEATURES, SAMPLES, Conversation, Step
+from charter.contracts.registry import Registry
 from charter.pack.resolve import resolve_domain
-from charter.registry import Registry
 from charter.skills.outage import Outage
 
 if TYPE_CHECKING:
     from charter.agent.loop import Agent
-    from charter.extensions import LLM, Skill
+    from charter.contracts.models import LLM
+    from charter.contracts.skills import Skill
 
 SEED = 7  # the same prompt gives the same text: a rerun shows the same conversation
 MAX_TOKENS = 48
@@ -234,7 +235,7 @@ class _Demo:
         self, c: Conversation, skills: Mapping[str, Skill], outages: Mapping[str, Outage]
     ) -> Agent:
         from charter.agent import Agent, AgentOptions
-        from charter.agent.parts import utcnow
+        from charter.store.clock import utcnow
 
         registry = dataclasses.replace(self.registry, skills={**skills, **outages})
         clock = self.clock or utcnow

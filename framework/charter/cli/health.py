@@ -44,7 +44,7 @@ from charter.cli.learn import configured_url
 from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
-    from charter.learn.spec import PatchSet
+    from charter.compile.specs.learn import PatchSet
 
 PROG = "charter health"
 
@@ -131,7 +131,7 @@ def _time(option: str, text: str) -> datetime:
 def _patches(name: str) -> tuple[str, PatchSet] | None:
     """The pack's name and its deployed patches (empty when it has none), or None after
     saying why the pack cannot be used."""
-    from charter.learn.spec import PatchSet
+    from charter.compile.specs.learn import PatchSet
 
     reg, diags = runtime_registry()
     if reg is None:
@@ -167,7 +167,8 @@ def _ablation(cases: list[Path], fmt: HealthFormat, output: Path | None) -> int:
     if fmt is HealthFormat.html:
         return _fail("--ablation prints a table or JSON, not html", EXIT_USAGE)
     from charter.diagnostics import DiagnosticError
-    from charter.health.ablation import render_ablation, run_ablation
+    from charter.health.ablation import run_ablation
+    from charter.health.ablation_render import render_ablation
 
     reg, diags = runtime_registry()
     if reg is None:

@@ -43,10 +43,10 @@ from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
     from charter.compile.compiled import CompiledPack
+    from charter.contracts.registry import Registry
     from charter.diagnostics import Diagnostic
     from charter.learn.generalise import Learned
     from charter.learn.patchfile import Change
-    from charter.registry import Registry
 
 PROG = "charter learn"
 ENV_URL = "CHARTER_DATABASE_URL"
@@ -102,10 +102,10 @@ def run(
     show_diff: bool = False,
     since: str | None = None,
 ) -> int:
+    from charter.compile.specs.learn import LearningSpec
     from charter.learn import patchfile
     from charter.learn.generalise import generalise
     from charter.learn.log import ReflectionLog
-    from charter.learn.spec import LearningSpec
 
     start: datetime | None = None
     if since is not None:

@@ -23,7 +23,7 @@ from pathlib import Path
 import typer
 
 from charter.cli.common import EXIT_OK, EXIT_USAGE, EXIT_USER, open_database
-from charter.cli.memory import (
+from charter.cli.memory_store import (
     ACTOR,
     ENV_URL,
     database_url,
@@ -55,9 +55,9 @@ def _at(now: str | None) -> tuple[datetime | None, bool]:
 def run_maintain(
     db: str | None, narrative: Path | None, domain: str | None, now: str | None
 ) -> int:
-    from charter.masking import mask_url
     from charter.memory.maintain import maintain
     from charter.memory.narrative import NarrativeStore
+    from charter.text.masking import mask_url
 
     at, ok = _at(now)
     if not ok:

@@ -10,7 +10,7 @@ import json
 import sys
 
 from charter.cli.common import EXIT_OK, EXIT_USER, OutFormat, host
-from charter.plugins import PluginInfo
+from charter.plugins.host import PluginInfo
 
 _HEADERS = ("plugin", "distribution", "version", "status", "hook", "registered")
 

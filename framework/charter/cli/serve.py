@@ -93,9 +93,9 @@ def run(
     from sqlalchemy.exc import SQLAlchemyError
 
     from charter.config import load_config
-    from charter.goals.migrations import SchemaError
     from charter.llm.errors import LLMError
     from charter.memory.crypto import MemoryKeyError
+    from charter.store.migrations import SchemaError
 
     base = config_dir(config_path)
     if base is None:

@@ -39,9 +39,9 @@ from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
     from charter.compile.compiled import CompiledPack
-    from charter.registry import Registry
+    from charter.compile.specs.skills import SkillContract
+    from charter.contracts.registry import Registry
     from charter.skills.runner import SkillOutcome
-    from charter.skills.spec import SkillContract
 
 app = typer.Typer(
     help="Skill contracts: list, show, call through their guards, breaker status.",

@@ -30,11 +30,11 @@ from charter.cli.common import (
 from charter.cli.select import SelectError, case_keywords, compile_selection
 from charter.cli.test_report import Run, json_report, text_report, threshold_problem
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.diagnostics import SourceCache, error, render_text, sort_diagnostics
 from charter.goals.planner import Planner, plan_case
 from charter.reflect.engine import Engine
 from charter.reflect.testing import CaseResult, Select, junit_xml, run_pack
-from charter.registry import Registry
 from charter.skills.cases import SkillCaseRunner
 
 if TYPE_CHECKING:

@@ -100,7 +100,7 @@ def _cell(text: str | None) -> str:
 
 def _second(at: datetime) -> str:
     # to the second, like ``charter goals history``: the table stays narrow; show has the rest
-    from charter.goals.tables import as_utc
+    from charter.store.clock import as_utc
 
     return as_utc(at).strftime("%Y-%m-%dT%H:%M:%SZ")
 

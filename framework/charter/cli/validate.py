@@ -21,8 +21,8 @@ from charter.cli.common import (
     same_names,
 )
 from charter.compile.api import compile_path
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, sort_diagnostics
-from charter.registry import Registry
 
 
 def run(

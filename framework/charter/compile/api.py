@@ -8,10 +8,10 @@ from pathlib import Path
 from charter.compile.cache import PackCache, default_cache_dir
 from charter.compile.compiled import CompiledPack
 from charter.compile.stages import STAGES, Parsed, Pipeline
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location
 from charter.pack.loader import load_pack
 from charter.pack.model import PackSource
-from charter.registry import Registry
 
 _UNSET = Path("\0unset")
 

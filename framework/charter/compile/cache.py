@@ -17,8 +17,8 @@ from pathlib import Path
 
 from charter._version import __version__
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic
-from charter.registry import Registry
 
 
 def default_cache_dir() -> Path | None:

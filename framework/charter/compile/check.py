@@ -9,10 +9,10 @@ import regex
 
 from charter.compile.primitives import compile_regex, regex_flags
 from charter.compile.redos import catastrophe, catastrophic
+from charter.contracts.registry import Registry
+from charter.contracts.rules import Extractor, RepairArg
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
-from charter.protocols import Extractor, RepairArg
-from charter.registry import Registry
 
 RULE_SUBJECTS = ("output", "input", "context", "goal", "skill", "memory")
 # words that start an item check: seen as a subject when parentheses are missing

@@ -21,8 +21,8 @@ from typing import Any, Literal
 from charter.compile.build import Builder
 from charter.compile.env import Env
 from charter.compile.primitives import compile_regex
+from charter.contracts.rules import as_decimal
 from charter.dsl import ast as A
-from charter.protocols import as_decimal
 
 Outcome = Literal["pass", "fail", "skip"]
 RuleFn = Callable[[Env], Outcome]

@@ -10,15 +10,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from charter.compile.response_spec import ResponsesSpec
+from charter.compile.specs.goals import GoalsSpec
+from charter.compile.specs.memory import MemoryPolicy
+from charter.compile.specs.skills import SkillsSpec
 from charter.diagnostics import Location
 from charter.dsl import ast as A
-from charter.goals.spec import GoalsSpec
-from charter.memory.policy import MemoryPolicy
-from charter.skills.spec import SkillsSpec
 
 if TYPE_CHECKING:
     from charter.compile.conversations import Conversation
-    from charter.learn.spec import LearningSpec
+    from charter.compile.specs.learn import LearningSpec
 
 ACTION_PRECEDENCE = ("block", "escalate", "retry", "fix", "flag")
 

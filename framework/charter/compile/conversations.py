@@ -9,6 +9,9 @@ that is no ISO date-time with a UTC offset (CH366), an expectation that cannot h
 ``outage`` of a skill no contract declares (CH368) and a response template the pack does not
 declare (CH369).
 
+The specs themselves (``Conversation``, ``Turn``, ``Expect``, the verdicts and matching rules)
+are in ``charter.compile.conversation_spec`` and importable from here too.
+
 Imports of the pack layer are for type checking only: the specs travel in the pickled
 ``CompiledPack`` and the runtime side (the runner, ``charter.reflect.testing``) reads them.
 """
@@ -17,104 +20,48 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import regex
 
+from charter.compile.conversation_spec import (
+    ANSWERED_BY,
+    DEFAULT_NOW,
+    DEFAULT_SESSION,
+    DEFAULT_USER,
+    VERDICTS,
+    Conversation,
+    Expect,
+    Turn,
+    parse_time,
+    template_matches,
+)
 from charter.compile.response_spec import EVENT_KINDS, reply_ids
+from charter.compile.specs.goal_states import STATUSES
+from charter.compile.specs.goals import STAGE_SEP
+from charter.compile.specs.skills import SkillsSpec
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
-from charter.goals.spec import STAGE_SEP
-from charter.goals.states import STATUSES
-from charter.patterns import PatternTimeout, bounded
-from charter.skills.spec import SkillsSpec
+from charter.text.patterns import PatternTimeout, bounded
 
 if TYPE_CHECKING:
-    from charter.goals.spec import GoalsSpec
+    from charter.compile.specs.goals import GoalsSpec
     from charter.pack.yamlsrc import LocatedDoc, Pointer
 
-VERDICTS: tuple[str, ...] = ("pass", "fixed", "retry", "escalate", "block", "ask")
-ANSWERED_BY: tuple[str, ...] = (
-    "model",
-    "template",
-    "escalation",
-    "rules",
-    "faq",
-)
-DEFAULT_USER = "u1"
-DEFAULT_SESSION = "s1"
-DEFAULT_NOW = "2024-05-01T10:00:00+08:00"
-
-
-@dataclass(frozen=True)
-class Expect:
-    """What a turn must show; None (or empty for the mappings) checks nothing."""
-
-    reply: str | None = None
-    contains: tuple[str, ...] = ()
-    not_contains: tuple[str, ...] = ()
-    matches: str | None = None
-    responses: tuple[str, ...] | None = None
-    events: tuple[str, ...] | None = None
-    verdict: str | None = None
-    answered_by: str | None = None
-    goals: tuple[tuple[str, str], ...] = ()  # (intent, status)
-    slots: tuple[tuple[str, str], ...] = ()  # (intent, JSON of the slot values wanted)
-    skills: tuple[str, ...] | None = None
-    # the skills whose result was given back from the execution ledger, not run again
-    replayed: tuple[str, ...] | None = None
-    ticket: bool | None = None
-    memory: tuple[tuple[str, str], ...] = ()  # (fact key, value)
-    model_calls: int | None = None
-
-    def slot_values(self) -> dict[str, dict[str, Any]]:
-        return {intent: json.loads(values) for intent, values in self.slots}
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One user input. ``session``, ``at`` and ``user_id`` hold from this turn on; ``model``
-    (the scripted answers) and ``outage`` only for this turn."""
-
-    text: str
-    location: Location
-    session: str | None = None
-    at: str | None = None
-    user_id: str | None = None
-    model: tuple[str, ...] | None = None  # None: the conversation's answers
-    outage: str | None = None
-    expect: Expect = field(default_factory=Expect)
-
-
-@dataclass(frozen=True)
-class Conversation:
-    name: str
-    location: Location
-    user: str = DEFAULT_USER
-    session: str = DEFAULT_SESSION
-    now: str = DEFAULT_NOW
-    model: tuple[str, ...] = ()
-    turns: tuple[Turn, ...] = ()
-
-
-def parse_time(text: str) -> datetime | None:
-    """An ISO 8601 date-time with a UTC offset (``Z`` or ``+08:00``), else None."""
-    try:
-        value = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return value if value.tzinfo is not None else None
-
-
-def template_matches(want: str, got: str) -> bool:
-    """``transfer.asked`` names every variant (``#2``, ``#2.1``) of the entry, ``transfer.asked#2``
-    every text of alternative 2; an id with both names one text."""
-    if got == want:
-        return True
-    if "#" not in want:
-        return got.startswith(want + "#")
-    return "." not in want.split("#", 1)[1] and got.startswith(want + ".")
+# the specs, read from here by the runner, the assertions, the reports and the tests
+__all__ = [
+    "ANSWERED_BY",
+    "DEFAULT_NOW",
+    "DEFAULT_SESSION",
+    "DEFAULT_USER",
+    "EVENT_KINDS",
+    "VERDICTS",
+    "Conversation",
+    "Expect",
+    "Turn",
+    "compile_conversations",
+    "parse_time",
+    "template_matches",
+]
 
 
 def _list(value: Any) -> list[Any]:

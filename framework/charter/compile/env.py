@@ -15,7 +15,7 @@ from typing import Any
 
 from charter.compile.literals import Hits, LiteralTable, fold_width
 from charter.compile.primitives import ground_texts, item_key
-from charter.protocols import Extractor, Item, as_decimal
+from charter.contracts.rules import Extractor, Item, as_decimal
 
 SubjectKey = str  # "output", "input" or a dotted context path
 

@@ -8,11 +8,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from charter.compile.specs import skills as S
 from charter.diagnostics import Diagnostic, did_you_mean, error
 from charter.dsl import ast as A
 from charter.pack.model import PackSource
 from charter.pack.yamlsrc import LocatedDoc, Pointer
-from charter.skills import spec as S
 
 _NAME = r"([a-z][a-z0-9_]*)"
 _STRING = r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*')"

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from charter.goals import spec as S
+from charter.compile.specs import goals as S
 from charter.pack.yamlsrc import Pointer
 
 # (code, message, pointer, hint) -> None

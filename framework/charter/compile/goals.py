@@ -7,31 +7,30 @@ naming unknown slots (CH300), parents (CH303), intent ids defined twice (CH304),
 naming unknown intents (CH305), one slot name carried from memory under two fact keys (CH317),
 and triggers that overlap: two intents firing on one of their own words, reported with that
 word as an example input (CH302, a warning).
+
+The slots and the templates naming them are checked by ``charter.compile.goal_slots``, the
+checks across intents (CH302, CH303, CH317) by ``charter.compile.goal_checks`` and an intent's
+stages by ``charter.compile.goal_stages``; this module reads the file and each intent.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-import regex
-
-from charter.compile.build import Builder
 from charter.compile.check import check_expr
-from charter.compile.env import Env
+from charter.compile.goal_checks import IntentChecks
+from charter.compile.goal_slots import SlotChecks
 from charter.compile.goal_stages import check_by, stages
-from charter.compile.literals import LiteralTable
 from charter.compile.primitives import literals_of
-from charter.compile.redos import catastrophe, catastrophic
-from charter.compile.slot_pii import slot_diagnostics
-from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
+from charter.compile.specs import goals as S
+from charter.compile.specs.slots import SLOT_REF
+from charter.contracts.registry import Registry
+from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
-from charter.goals import spec as S
-from charter.goals.slots import SLOT_REF
 from charter.pack.yamlsrc import LocatedDoc, Pointer
-from charter.registry import Registry
 
 TRIGGER_SUBJECTS = ("input", "context")
 _SLOT_REF = SLOT_REF
@@ -60,7 +59,7 @@ def positive_literals(node: A.Expr) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-class GoalsCompiler:
+class GoalsCompiler(SlotChecks, IntentChecks):
     def __init__(self, doc: LocatedDoc, registry: Registry, constants: Mapping[str, Any]) -> None:
         self.doc = doc
         self.registry = registry
@@ -254,96 +253,6 @@ class GoalsCompiler:
             moves,
         )
 
-    def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
-        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
-            return None
-        name = raw["name"]
-        pattern, extractor = _s(raw.get("regex")) or None, _s(raw.get("extractor")) or None
-        if (pattern is None) == (extractor is None):
-            self._err(
-                "CH013",
-                f"slot '{name}' of intent '{iid}' needs exactly one of regex and extractor",
-                ptr,
-                "regex: finds the value in the input; extractor: takes it from an extractor",
-            )
-        if pattern is not None:
-            try:
-                compiled = regex.compile(pattern, regex.V1)
-            except regex.error as exc:
-                self._err(
-                    "CH105",
-                    f"invalid regular expression in slot '{name}' of intent '{iid}': {exc}",
-                    (*ptr, "regex"),
-                )
-            else:
-                self.personal(compiled, raw, ptr, name, iid)
-                for found in catastrophic(pattern, regex.V1):
-                    at = self.doc.offset_loc((*ptr, "regex"), found.offset)
-                    self.diagnostics.append(warning("CH112", *catastrophe(found, at)))
-        if extractor is not None and extractor not in self.registry.extractors:
-            self._err(
-                "CH102",
-                f"unknown extractor '{extractor}'",
-                (*ptr, "extractor"),
-                did_you_mean(extractor, self.registry.extractors),
-            )
-        if raw.get("required") and not _s(raw.get("ask")):
-            self._err(
-                "CH011",
-                f"required slot '{name}' of intent '{iid}' has no question to ask",
-                ptr,
-                "add ask: with the question put to the user when the slot is missing",
-            )
-        kind = _s(raw.get("type")) or ("time" if extractor == "time" else "text")
-        return S.SlotSpec(
-            name=name,
-            regex=pattern,
-            extractor=extractor,
-            type=kind if kind in S.SLOT_TYPES else "text",
-            required=raw.get("required") is True,
-            ask=_s(raw.get("ask")),
-            default=raw.get("default"),
-            multiple=raw.get("multiple") is True,
-            model=raw.get("model") is True,
-            label=_s(raw.get("label")),
-            carry=_s(raw.get("carry")) or None,
-            personal=tuple(str(k) for k in _list(raw.get("personal"))),
-            memory_key=_s(raw.get("memory_key")) or None,
-        )
-
-    def personal(
-        self, pattern: regex.Pattern[str], raw: dict[str, Any], ptr: Pointer, name: str, iid: str
-    ) -> None:
-        self.diagnostics += slot_diagnostics(
-            pattern,
-            _list(raw.get("personal")),
-            self.registry.pii_recognizers.values(),
-            lambda *more: self.doc.loc((*ptr, *more)),
-            f"slot '{name}' of intent '{iid}'",
-        )
-
-    def refs(self, template: str, names: list[str], ptr: Pointer, iid: str, where: str) -> None:
-        for m in _SLOT_REF.finditer(template):
-            for name in (n for n in m[2].split("|") if n):
-                if name not in self.registry.formatters:
-                    self.diagnostics.append(
-                        error(
-                            "CH353",
-                            f"unknown formatter '{name}' in the {where} of intent '{iid}'",
-                            self.doc.offset_loc(ptr, m.start(), m.end()),
-                            did_you_mean(name, self.registry.formatters),
-                        )
-                    )
-            if m[1] not in names:
-                self.diagnostics.append(
-                    error(
-                        "CH300",
-                        f"the {where} of intent '{iid}' names unknown slot '{m[1]}'",
-                        self.doc.offset_loc(ptr, m.start(1), m.end(1)),
-                        did_you_mean(m[1], names) or "declare the slot under slots:",
-                    )
-                )
-
     def deliverable(
         self, raw: Any, ptr: Pointer, iid: str, names: list[str]
     ) -> S.Deliverable | None:
@@ -368,59 +277,6 @@ class GoalsCompiler:
         if check is None:
             return None
         return S.Deliverable(id=did, describe=_s(raw.get("describe")) or did, check=check)
-
-    def memory_keys(self, intents: list[S.IntentSpec], seen: Mapping[str, int]) -> None:
-        """A slot name carried from memory is read under one fact key (the planner takes
-        remembered values by slot name): two keys for it would make one of them unread."""
-        first: dict[str, tuple[str, str]] = {}  # slot name -> (intent, key)
-        data = self.doc.data if isinstance(self.doc.data, dict) else {}
-        raw = _list(data.get("intents"))
-        for intent in (i for i in intents if i.id in seen):
-            slots = _list(_dict(raw[seen[intent.id]]).get("slots"))
-            for slot in intent.slots:
-                if slot.carry != "memory":
-                    continue
-                k = next(n for n, r in enumerate(slots) if _dict(r).get("name") == slot.name)
-                key = intent.fact_key(slot.name)
-                held = first.setdefault(slot.name, (intent.id, key))
-                if held[1] != key:
-                    self._err(
-                        "CH317",
-                        f"slot '{slot.name}' of intent '{intent.id}' is carried from memory "
-                        f"under the key '{key}', but intent '{held[0]}' carries it under "
-                        f"'{held[1]}'",
-                        ("intents", seen[intent.id], "slots", k, "carry"),
-                        f"give both slots the same memory_key (memory_key: {slot.name})",
-                    )
-
-    def parents(self, intents: list[S.IntentSpec], raw: list[Any]) -> None:
-        by_id = {i.id: i for i in intents}
-        declared = {_s(item.get("id")) for item in raw if isinstance(item, dict)} - {""}
-        for n, item in enumerate(raw):
-            parent = _s(item.get("parent")) if isinstance(item, dict) else ""
-            if not parent:
-                continue
-            if parent not in declared:
-                self._err(
-                    "CH303",
-                    f"intent '{item.get('id')}' names unknown parent intent '{parent}'",
-                    ("intents", n, "parent"),
-                    did_you_mean(parent, declared),
-                )
-                continue
-            chain, cur = [str(item.get("id"))], parent
-            while cur in by_id and cur not in chain:
-                chain.append(cur)
-                cur = by_id[cur].parent or ""
-            # every intent on a cycle walks it; report it once, from its least id, and not
-            # from an intent that merely leads into it
-            if cur == chain[0] and cur == min(chain):
-                self._err(
-                    "CH303",
-                    "parent cycle: " + " -> ".join([*chain, cur]),
-                    ("intents", n, "parent"),
-                    "an intent may not be its own ancestor",
-                )
 
     def cases(self, raw: Any, intent_ids: set[str]) -> list[S.GoalCase]:
         out = []
@@ -455,39 +311,6 @@ class GoalsCompiler:
                 )
             )
         return out
-
-    def overlaps(self, spec: S.GoalsSpec, raw: list[Any]) -> None:
-        """Two unrelated intents firing on one word of theirs: which one did the user mean?"""
-        table = LiteralTable(spec.literals)
-        builder = Builder(table.ids, self.constants, self.registry.predicates)
-        tests: dict[str, Callable[[Env], bool]] = {
-            i.id: builder.expr(i.trigger) for i in spec.intents
-        }
-        index = {str(item.get("id")): n for n, item in enumerate(raw) if isinstance(item, dict)}
-
-        def fires(iid: str, text: str) -> bool:
-            return tests[iid](Env("", text, {}, table, self.registry.extractors))
-
-        reported: set[tuple[str, str]] = set()
-        for a in spec.intents:
-            for b in spec.intents:
-                if a.id >= b.id or a.parent == b.id or b.parent == a.id:
-                    continue
-                for word in (*a.literals, *b.literals):
-                    if (a.id, b.id) not in reported and fires(a.id, word) and fires(b.id, word):
-                        reported.add((a.id, b.id))
-                        later = b if index.get(b.id, 0) > index.get(a.id, 0) else a
-                        other = a if later is b else b
-                        self.diagnostics.append(
-                            warning(
-                                "CH302",
-                                f"the triggers of intents '{other.id}' and '{later.id}' overlap: "
-                                f"both fire on the input '{word}'",
-                                self.doc.loc(("intents", index.get(later.id, 0), "trigger")),
-                                "make one trigger more specific, e.g. add "
-                                f'and not input contains "{word}"',
-                            )
-                        )
 
 
 def _bindings(intent: S.IntentSpec) -> list[S.SkillBinding]:

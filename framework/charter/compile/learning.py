@@ -1,16 +1,16 @@
 """Compile stage ``learning``: ``learning.yaml`` and the patch files into a ``LearningSpec``.
 
 ``learning.yaml`` gives the reflection triggers, the similarity a patch needs and the concept
-definitions (every key optional, the defaults of ``charter.learn.spec``); the patch files under
-``patches_dir`` (``patches/*.yaml``, by file name) hold the parameter mappings and calibrations
-``charter learn`` wrote. The file shapes are checked by their JSON Schemas (CH010-CH013); here,
-each at the place to fix: a patch naming an intent goals.yaml does not define (CH340), a mapping
-setting a slot its intent does not have (CH341), a value that does not read as a constant or
-``current_<unit> [+|- N]`` (CH342, the caret at the bad token), an entity no installed extractor
-finds (CH343), a patch id used twice (CH344), a calibration confusing a term with itself
-(CH345), a value a number slot cannot hold (CH346), two mappings of one phrase and intent
-setting the same slot (CH347, a warning: the first in file order wins), and a ``patches_dir``
-outside the pack (CH348). The values are read by ``charter.compile.values``.
+definitions (every key optional, the defaults of ``charter.compile.specs.learn``); the patch files
+under ``patches_dir`` (``patches/*.yaml``, by file name) hold the parameter mappings and
+calibrations ``charter learn`` wrote. The file shapes are checked by their JSON Schemas
+(CH010-CH013); here, each at the place to fix: a patch naming an intent goals.yaml does not define
+(CH340), a mapping setting a slot its intent does not have (CH341), a value that does not read as a
+constant or ``current_<unit> [+|- N]`` (CH342, the caret at the bad token), an entity no installed
+extractor finds (CH343), a patch id used twice (CH344), a calibration confusing a term with itself
+(CH345), a value a number slot cannot hold (CH346), two mappings of one phrase and intent setting
+the same slot (CH347, a warning: the first in file order wins), and a ``patches_dir`` outside the
+pack (CH348). The values are read by ``charter.compile.values``.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from charter.compile.specs import learn as L
+from charter.compile.specs.goals import GoalsSpec, IntentSpec
 from charter.compile.values import ValueSyntaxError, is_numeric, parse_value
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
-from charter.goals.spec import GoalsSpec, IntentSpec
-from charter.learn import spec as L
 from charter.pack.model import PackSource, patches_dir
 from charter.pack.yamlsrc import LocatedDoc, Pointer
-from charter.registry import Registry
 
 
 def _dict(value: Any) -> dict[str, Any]:

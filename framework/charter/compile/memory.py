@@ -13,10 +13,10 @@ from typing import Any
 
 from charter.compile.goals import duration
 from charter.compile.memory_facts import compile_facts
+from charter.compile.specs import memory as P
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, did_you_mean, error, warning
-from charter.memory import policy as P
 from charter.pack.yamlsrc import LocatedDoc
-from charter.registry import Registry
 
 
 def _dict(value: Any) -> dict[str, Any]:

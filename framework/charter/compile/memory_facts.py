@@ -15,8 +15,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from charter.compile.specs import memory as P
 from charter.diagnostics import Diagnostic, did_you_mean, error
-from charter.memory import policy as P
 from charter.pack.yamlsrc import LocatedDoc
 
 PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")

@@ -12,9 +12,9 @@ from typing import Any
 
 import regex
 
+from charter.contracts.rules import Item, as_decimal
 from charter.dsl import ast as A
-from charter.patterns import BoundedPattern, bounded
-from charter.protocols import Item, as_decimal
+from charter.text.patterns import BoundedPattern, bounded
 
 _CMP: dict[str, Callable[[Any, Any], bool]] = {
     "==": operator.eq,
@@ -42,7 +42,7 @@ def regex_flags(flags: str) -> int:
 
 
 def compile_regex(node: A.Regex) -> BoundedPattern:
-    """A DSL ``/pattern/flags``, its searches bounded in time (``charter.patterns``)."""
+    """A DSL ``/pattern/flags``, its searches bounded in time (``charter.text.patterns``)."""
     return bounded(node.pattern, regex_flags(node.flags))
 
 

@@ -15,7 +15,7 @@ escapes, quantifiers; possessive quantifiers and atomic groups are safe and skip
 whether two pieces can match a common character is decided by the ``regex`` module itself on a
 fixed sample of characters (ASCII, CJK, full-width, an emoji). It is a heuristic: it finds the
 common shapes, not every slow pattern; at run time every pack pattern is bounded in time
-anyway (``charter.patterns``).
+anyway (``charter.text.patterns``).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from functools import lru_cache
 import regex
 
 from charter.diagnostics import Location
-from charter.patterns import PATTERN_TIMEOUT_S
+from charter.text.patterns import PATTERN_TIMEOUT_S
 
 __all__ = ["HINT", "Finding", "catastrophe", "catastrophic"]
 

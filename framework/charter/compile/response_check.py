@@ -32,12 +32,12 @@ from charter.compile.response_samples import (
     slot_samples,
     slot_values,
 )
+from charter.compile.specs.goals import GoalsSpec, IntentSpec
+from charter.compile.specs.skills import SkillsSpec, fill_args
 from charter.compile.teller import Teller
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, error, warning
 from charter.dsl import ast as A
-from charter.goals.spec import GoalsSpec, IntentSpec
-from charter.registry import Registry
-from charter.skills.spec import SkillsSpec, fill_args
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 import regex
 
-from charter.goals.slots import fill_slots
-from charter.goals.spec import DEFAULT_AGGREGATE, GoalsSpec, IntentSpec, SlotSpec
+from charter.compile.specs.goals import DEFAULT_AGGREGATE, GoalsSpec, IntentSpec, SlotSpec
+from charter.compile.specs.slots import fill_slots
 
 _GUESSES = ("1234", "12345.60", "100.00", "2024-05-01", "DD202405010001", "示例", "A1", "1")
 

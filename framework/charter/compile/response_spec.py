@@ -22,7 +22,7 @@ from charter.diagnostics import Location
 from charter.dsl import ast as A
 
 if TYPE_CHECKING:
-    from charter.skills.spec import SkillsSpec
+    from charter.compile.specs.skills import SkillsSpec
 
 MODES = ("strict", "assisted", "rephrase")
 DEFAULT_MODE = "strict"
@@ -170,7 +170,7 @@ def reply_ids(skills: SkillsSpec | None) -> frozenset[str]:
     """The ids ``Reply.responses`` gives the texts that are no template of responses.yaml:
     what the model wrote, a contract's summary told as it is, a contract's message for refused
     arguments, a fallback protocol's own text, an FAQ answer."""
-    from charter.skills.spec import ACTION_KINDS
+    from charter.compile.specs.skills import ACTION_KINDS
 
     ids = {MODEL, SAFE, FAQ, FALLBACK, INVALID}
     for c in skills.contracts if skills is not None else ():

@@ -17,14 +17,14 @@ from typing import Any
 from charter.compile import response_spec as R
 from charter.compile.check import check_expr
 from charter.compile.primitives import literals_of
+from charter.compile.specs.goals import GoalsSpec
+from charter.compile.specs.skills import SkillsSpec
 from charter.compile.templates import Template, TemplateError, parse_template
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
-from charter.goals.spec import GoalsSpec
 from charter.pack.model import PackSource
 from charter.pack.yamlsrc import LocatedDoc, Pointer
-from charter.registry import Registry
-from charter.skills.spec import SkillsSpec
 
 
 class _Stage:

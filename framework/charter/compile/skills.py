@@ -10,6 +10,11 @@ or action that does not parse (CH325); a message for a property the input schema
 declare (CH326, a warning); an intent calling an executing skill (``effect: execute``) without
 ``confirm: true`` (CH327). Constraints are DSL expressions over ``args`` (CH100 and the other
 DSL codes as for rules).
+
+This module reads each contract (its arguments, constraints, messages, limits and tests) and
+runs the stage; the schemas' own validity (CH320, CH112) is ``charter.compile.skill_schemas``,
+the names across files (CH321 for bindings, CH322, CH327, CH328) ``charter.compile.skill_refs``
+and the fallback protocols ``charter.compile.fallbacks``.
 """
 
 from __future__ import annotations
@@ -20,19 +25,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import jsonschema
-import jsonschema_rs
-
 from charter.compile.check import check_expr
 from charter.compile.fallbacks import FallbackStage
-from charter.compile.redos import catastrophe, catastrophic
+from charter.compile.skill_refs import bindings, references
+from charter.compile.skill_schemas import contract_schema
+from charter.compile.specs import skills as S
+from charter.compile.specs.goals import GoalsSpec
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
-from charter.goals.spec import GoalsSpec, IntentSpec, SkillBinding
 from charter.pack.model import PackSource
 from charter.pack.yamlsrc import LocatedDoc, Pointer
-from charter.registry import Registry
-from charter.skills import spec as S
 
 _DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$")
 _SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0}
@@ -102,48 +105,6 @@ class _Stage(FallbackStage):
 
     # ---- contracts -----------------------------------------------------------------------------
 
-    def schema(self, doc: LocatedDoc, key: str, name: str) -> dict[str, Any] | None:
-        raw = _dict(_dict(doc.data).get(key))
-        if jsonschema_rs.meta.is_valid(raw):
-            self.patterns(doc, raw, (key,))
-            return raw  # the usual case, fast; jsonschema explains the rest
-        meta = jsonschema.Draft202012Validator(jsonschema.Draft202012Validator.META_SCHEMA)
-        # every problem at once (check_schema would stop at the first), in document order
-        problems = sorted(meta.iter_errors(raw), key=lambda e: _path_key(e.absolute_path))
-        for exc in problems:
-            ptr: Pointer = (key, *exc.absolute_path)
-            self.diagnostics.append(
-                error(
-                    "CH320",
-                    f"the {key} of skill '{name}' is not valid JSON Schema: {exc.message}",
-                    doc.loc(ptr),
-                    _schema_hint(exc),
-                )
-            )
-        return None if problems else raw
-
-    def patterns(self, doc: LocatedDoc, schema: Any, ptr: Pointer) -> None:
-        """CH112 for a ``pattern`` (or ``patternProperties`` key) that can backtrack
-        catastrophically: the guard bounds its search in time, the author should fix it."""
-        if isinstance(schema, list):
-            for n, item in enumerate(schema):
-                self.patterns(doc, item, (*ptr, n))
-            return
-        if not isinstance(schema, dict):
-            return
-        for k, v in schema.items():
-            if k == "pattern" and isinstance(v, str):
-                for found in catastrophic(v)[:1]:
-                    at = doc.loc((*ptr, k))
-                    self.diagnostics.append(warning("CH112", *catastrophe(found, at)))
-            elif k == "patternProperties" and isinstance(v, dict):
-                for prop in v:
-                    for found in catastrophic(str(prop))[:1]:
-                        at = doc.loc((*ptr, k))
-                        self.diagnostics.append(warning("CH112", *catastrophe(found, at)))
-            if k not in ("const", "enum", "examples", "default"):
-                self.patterns(doc, v, (*ptr, k))
-
     def contract(self, doc: LocatedDoc) -> S.SkillContract | None:
         data = _dict(doc.data)
         name = data.get("name")
@@ -159,8 +120,8 @@ class _Stage(FallbackStage):
                     f"name the file skills/{name}.yaml, or the skill '{stem}'",
                 )
             )
-        inp = self.schema(doc, "input_schema", name)
-        out = self.schema(doc, "output_schema", name)
+        inp = contract_schema(doc, "input_schema", name, self.diagnostics)
+        out = contract_schema(doc, "output_schema", name, self.diagnostics)
         declared = _declared(data.get("input_schema"))
         props = declared or set()
         constraints = []
@@ -304,77 +265,6 @@ class _Stage(FallbackStage):
             )
         return out
 
-    def references(
-        self,
-        contracts: list[S.SkillContract],
-        declared: Mapping[str, tuple[str | None, LocatedDoc]],
-        protocols: list[tuple[str, tuple[S.FallbackStep, ...]]],
-        faq: Any,
-    ) -> None:
-        names = set(declared)
-        known_protocols = {p for p, _ in protocols}
-        for skill, (fallback, doc) in declared.items():
-            if fallback is not None and fallback not in known_protocols:
-                self.diagnostics.append(
-                    error(
-                        "CH322",
-                        f"skill '{skill}' names fallback protocol '{fallback}', which "
-                        "fallbacks.yaml does not define",
-                        doc.loc(("fallback",)),
-                        did_you_mean(fallback, known_protocols)
-                        or "define it under protocols: in fallbacks.yaml",
-                    )
-                )
-        users = {p: [c.name for c in contracts if c.fallback == p] for p in known_protocols}
-        for pname, steps in protocols:
-            for step in steps:
-                act = step.do
-                at = step.do_location or step.location
-                if act.kind in ("call", "recommend_skill") and act.target not in names:
-                    self.diagnostics.append(
-                        error(
-                            "CH322",
-                            f"fallback '{pname}' names skill '{act.target}', which the pack "
-                            "has no contract for",
-                            at,
-                            did_you_mean(act.target, names) or "add skills/<name>.yaml",
-                        )
-                    )
-                if act.kind == "degrade_to_faq" and not self._faq_serves(faq, users.get(pname, [])):
-                    self.diagnostics.append(
-                        error(
-                            "CH322",
-                            f"fallback '{pname}' degrades to the FAQ, but the pack has no FAQ "
-                            "entry for " + (", ".join(users.get(pname, [])) or "it"),
-                            at,
-                            "add entries to faq.yaml (without skills:, or listing the skill)",
-                        )
-                    )
-
-    @staticmethod
-    def _faq_serves(faq: Any, skills: list[str]) -> bool:
-        if faq is None:
-            return False
-        if not skills:
-            return bool(faq.entries)
-        return all(any(e.serves(s) for e in faq.entries) for s in skills)
-
-
-def _path_key(path: Any) -> tuple[tuple[int, int, str], ...]:
-    """A JSON path as a sort key: list indexes in number order, before names."""
-    return tuple((0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in path)
-
-
-_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
-
-
-def _schema_hint(exc: Any) -> str:
-    """An unknown type name gets the type names; any other problem the reference."""
-    path = list(exc.absolute_path)
-    if path and path[-1] == "type" and isinstance(exc.instance, str):
-        return did_you_mean(exc.instance, _TYPES)
-    return "see https://json-schema.org/draft/2020-12 for the keywords"
-
 
 # JSON Schema keywords a message may be keyed by at the top level: they are about the
 # arguments together, not one property
@@ -391,72 +281,6 @@ _WHOLE = frozenset(
         "additionalProperties",
     }
 )
-
-
-def _bindings(
-    stage: _Stage, goals: GoalsSpec | None, declared: Mapping[str, tuple[str | None, LocatedDoc]]
-) -> None:
-    """Every intent's skill binding names a contract of the pack and only its arguments."""
-    for intent in goals.intents if goals is not None else ():
-        staged = [(s.id, s.skill) for s in intent.stages if s.skill is not None]
-        for sid, b in [(None, intent.skill), *staged]:
-            if b is not None:
-                _binding(stage, intent, b, sid, declared)
-
-
-def _binding(
-    stage: _Stage,
-    intent: IntentSpec,
-    b: SkillBinding,
-    sid: str | None,
-    declared: Mapping[str, tuple[str | None, LocatedDoc]],
-) -> None:
-    """One binding: the intent's own (``sid`` None) or a stage's."""
-    at = b.location or intent.location
-    if b.name not in declared:
-        stage.diagnostics.append(
-            error(
-                "CH322",
-                f"intent '{intent.id}' calls skill '{b.name}', which the pack has no contract for",
-                at,
-                did_you_mean(b.name, declared) or "add skills/<name>.yaml",
-            )
-        )
-        return
-    data = _dict(declared[b.name][1].data)
-    if data.get("effect") == "execute" and sid is not None:
-        stage.diagnostics.append(
-            error(
-                "CH328",
-                f"stage '{sid}' of intent '{intent.id}' calls skill '{b.name}', which "
-                "executes (effect: execute)",
-                at,
-                "a stage checks before the intent acts: bind the executing skill to the "
-                "intent itself (with confirm: true)",
-            )
-        )
-    elif data.get("effect") == "execute" and not intent.confirm:
-        stage.diagnostics.append(
-            error(
-                "CH327",
-                f"intent '{intent.id}' calls skill '{b.name}', which executes "
-                "(effect: execute), without asking the user first",
-                at,
-                "add confirm: true to the intent: nothing executes before the user's yes",
-            )
-        )
-    props = _dict(_dict(data.get("input_schema")).get("properties"))
-    for arg in b.args:
-        if arg not in props:
-            stage.diagnostics.append(
-                error(
-                    "CH321",
-                    f"intent '{intent.id}' passes argument '{arg}', which the input schema "
-                    f"of skill '{b.name}' does not declare",
-                    at,
-                    did_you_mean(arg, props) or "declare it under input_schema.properties",
-                )
-            )
 
 
 def compile_skills(
@@ -492,12 +316,12 @@ def compile_skills(
     protocols = stage.protocols(source.fallbacks) if source.fallbacks is not None else []
     faq = None
     if source.faq is not None:
-        from charter.skills.faq import compile_faq
+        from charter.compile.specs.faq import compile_faq
 
         faq, more = compile_faq(source.faq, registry)
         stage.diagnostics.extend(more)
-    stage.references(contracts, declared, protocols, faq)
-    _bindings(stage, goals, declared)
+    references(contracts, declared, protocols, faq, stage.diagnostics)
+    bindings(goals, declared, stage.diagnostics)
     spec = S.SkillsSpec(
         contracts=tuple(contracts),
         protocols=tuple(protocols),

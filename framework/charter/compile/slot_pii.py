@@ -1,9 +1,9 @@
 """CH308: a slot's regex that captures personal data (issue 16).
 
 At run time a regex slot passes over a value that a PII recognizer finds in the input
-(``charter.goals.slots``), so a card number typed where an order number was expected reaches no
-goal. A pattern that would capture such values is still a mistake of the pack: the user who
-typed one is asked again for what they think they gave. So validation tries each slot regex on
+(``charter.compile.specs.slots``), so a card number typed where an order number was expected
+reaches no goal. A pattern that would capture such values is still a mistake of the pack: the user
+who typed one is asked again for what they think they gave. So validation tries each slot regex on
 the example texts the installed recognizers carry (``examples``: sentences holding one value of
 their kind, as users write it) and warns when the value the regex takes overlaps personal data.
 """
@@ -15,8 +15,8 @@ from typing import Any
 
 import regex
 
+from charter.contracts.pii import PiiMatch, PiiRecognizer
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
-from charter.extensions import PiiMatch, PiiRecognizer
 
 
 def slot_diagnostics(

@@ -25,18 +25,18 @@ from charter.compile.primitives import literals_of
 from charter.compile.response_spec import ResponsesSpec
 from charter.compile.responses import compile_responses
 from charter.compile.skills import compile_skills
+from charter.compile.specs.goals import GoalsSpec
+from charter.compile.specs.memory import MemoryPolicy
+from charter.compile.specs.skills import SkillsSpec
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
-from charter.goals.spec import GoalsSpec
-from charter.memory.policy import MemoryPolicy
 from charter.pack.model import CaseSource, PackSource, RuleSource
-from charter.registry import Registry
-from charter.skills.spec import SkillsSpec
 
 if TYPE_CHECKING:
     from charter.compile.conversations import Conversation
-    from charter.learn.spec import LearningSpec
+    from charter.compile.specs.learn import LearningSpec
 
 _N = TypeVar("_N", A.Expr, A.Action)
 

@@ -14,7 +14,7 @@ from charter.compile import response_spec as R
 from charter.compile.build import Builder
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
-from charter.registry import Registry
+from charter.contracts.registry import Registry
 
 
 @dataclass(frozen=True)

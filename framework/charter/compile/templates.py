@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 if TYPE_CHECKING:
-    from charter.protocols import Formatter
+    from charter.contracts.rules import Formatter
 
 _NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 MISSING = object()

@@ -15,8 +15,8 @@ import difflib
 import re
 from typing import Any
 
+from charter.compile.specs import learn as L
 from charter.diagnostics import did_you_mean
-from charter.learn import spec as L
 
 NAMES = tuple(f"current_{unit}" for unit in L.UNITS)
 VALUE_HINT = (

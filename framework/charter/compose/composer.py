@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from charter.compile.response_spec import FAQ, INVALID, MODEL, Entry, ResponsesSpec
+from charter.compile.specs.faq import FaqIndex
+from charter.compile.specs.goals import GoalsSpec
 from charter.compile.teller import Teller, Told
 from charter.compose.events import Event
-from charter.goals.spec import GoalsSpec
-from charter.skills.faq import FaqIndex
 
 __all__ = ["MODEL", "Composed", "Composer", "Part"]
 

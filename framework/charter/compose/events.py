@@ -19,9 +19,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from charter.compile.specs.goals import AGGREGATE_INTENT, GoalsSpec, IntentSpec
 from charter.goals.planner import Plan, fill_slots
 from charter.goals.plans import SlotUpdate
-from charter.goals.spec import AGGREGATE_INTENT, GoalsSpec, IntentSpec
 from charter.skills.runner import SkillOutcome
 
 QUESTIONS = ("slot_asked", "confirmation_asked", "resumed", "invalid")

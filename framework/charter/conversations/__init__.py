@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from charter.conversations.coverage import ConversationCoverage, Part, coverage_of
-    from charter.conversations.diff import char_diff
     from charter.conversations.model import TurnModel, Unscripted
     from charter.conversations.runner import (
         TEST_MEMORY_KEY,
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
         run_conversation,
         run_conversations,
     )
+    from charter.text.diff import char_diff
 
 _WHERE = {
     "ConversationCoverage": "coverage",

@@ -2,7 +2,7 @@
 ``(key, message)`` problem saying what was expected and what came instead.
 
 Values are shown as JSON (``"pass"``, ``["account_balance"]``); the reply text, when it is not
-the one expected, as a character-level diff (``charter.conversations.diff``).
+the one expected, as a character-level diff (``charter.text.diff``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import regex
 
 from charter.agent.reply import Reply
 from charter.compile.conversations import Expect, template_matches
-from charter.conversations.diff import char_diff
+from charter.text.diff import char_diff
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from charter.extensions import Completion, Message
+from charter.contracts.models import Completion, Message
 from charter.llm.errors import LLMError
 from charter.llm.scripted import ScriptedLLM
 

@@ -24,12 +24,12 @@ from typing import Any
 from charter.agent import Agent, Reply
 from charter.compile.compiled import CompiledPack
 from charter.compile.conversations import Conversation, Turn, parse_time
+from charter.contracts.registry import Registry
+from charter.contracts.skills import Skill
 from charter.conversations.assertions import Observed, check
 from charter.conversations.model import TurnModel
-from charter.extensions import Skill
 from charter.goals.tracker import OUTCOME
 from charter.memory.records import Accessor
-from charter.registry import Registry
 from charter.skills.outage import Outage
 
 # Conversation tests encrypt what the pack says to encrypt, with this key: fixed so that runs

@@ -20,12 +20,9 @@ from typing import Any
 
 import regex
 
-from charter.compile.build import Builder, Test
-from charter.compile.env import Env
-from charter.compile.literals import LiteralTable
-from charter.compile.primitives import literals_of
-from charter.goals.spec import GoalsSpec
-from charter.registry import Registry
+from charter.compile.program import Program
+from charter.compile.specs.goals import GoalsSpec
+from charter.contracts.registry import Registry
 
 _SLOT = regex.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -78,19 +75,19 @@ class AlignmentChecker:
         self, spec: GoalsSpec, registry: Registry, constants: Mapping[str, Any] | None = None
     ) -> None:
         self.spec = spec
-        self.extractors = registry.extractors
-        checks = [d.check for i in spec.intents for d in i.deliverables if d.check is not None]
-        self.table = LiteralTable(sorted(set().union(*(literals_of(c) for c in checks))))
-        builder = Builder(self.table.ids, constants or {}, registry.predicates)
-        self.tests: dict[tuple[str, str], Test] = {
-            (i.id, d.id): builder.expr(d.check)
-            for i in spec.intents
-            for d in i.deliverables
-            if d.check is not None
-        }
+        self.program: Program[tuple[str, str]] = Program(
+            (
+                ((i.id, d.id), d.check)
+                for i in spec.intents
+                for d in i.deliverables
+                if d.check is not None
+            ),
+            registry,
+            constants,
+        )
 
     def check(self, goals: Sequence[ActiveGoal], output: str) -> Alignment:
-        env = Env(output, "", {}, self.table, self.extractors)
+        env = self.program.env(output)
         covered: list[DeliverableState] = []
         missing: list[DeliverableState] = []
         for goal in goals:
@@ -102,7 +99,7 @@ class AlignmentChecker:
                     result = _template_covered(d.template, goal.slots, output)
                     describe = _describe(d.template, goal.slots)
                 else:
-                    result = self.tests[(intent.id, d.id)](env)
+                    result = self.program[(intent.id, d.id)](env)
                     describe = d.describe
                 if result is None:
                     continue

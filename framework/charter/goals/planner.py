@@ -18,6 +18,11 @@ slots), no randomness; the same input and state always give the same plan. In or
    most ``max_new_subgoals`` new goals per parent per input, the rest merged into one aggregate
    goal; over ``confirm_split_over`` new goals, the user is asked first;
 6. an input with no intent may answer the question of the latest pending goal.
+
+Steps 1-3, and the redo of a request corrected or followed up, are this module's; the rest is
+``charter.goals.newgoals`` (new goals), with ``charter.goals.segments`` (each intent's clauses),
+``charter.goals.tree`` (placement and limits), ``charter.goals.slots`` (completing new goals)
+and ``charter.goals.shapes`` (a yes, a no, a follow-up's form).
 """
 
 from __future__ import annotations
@@ -27,12 +32,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-import regex
-
-from charter.compile.build import Builder
 from charter.compile.env import Env
-from charter.compile.literals import LiteralTable
-from charter.goals import spec as S
+from charter.compile.program import Program
+from charter.compile.specs import goals as S
+from charter.compile.specs.slots import SlotReader, fill_slots, slot_value
+from charter.contracts.registry import Registry
 from charter.goals.newgoals import Build
 from charter.goals.plans import (
     Ask,
@@ -44,8 +48,8 @@ from charter.goals.plans import (
     merge,
     state_from,
 )
-from charter.goals.slots import SlotReader, fill_slots, slot_value
-from charter.registry import Registry
+from charter.goals.shapes import COMMON, elliptical, yes_or_no
+from charter.goals.tree import with_descendants, with_empty_parents
 
 __all__ = [
     "Ask",
@@ -61,70 +65,26 @@ __all__ = [
     "state_from",
 ]
 
-_CLAUSE = regex.compile(r"[，,。；;！!？?\n]+|顺便|另外|还有|同时|然后|以及|并且")
-_YES = frozenset(
-    {"是", "是的", "好", "好的", "好啊", "可以", "行", "确认", "继续", "对", "嗯", "y", "yes", "ok"}
-)
-_NO = frozenset(
-    {
-        "否",
-        "不",
-        "不是",
-        "不用",
-        "不用了",
-        "不要",
-        "不要了",
-        "不了",
-        "不需要",
-        "算了",
-        "取消",
-        "n",
-        "no",
-    }
-)
-_WORDS = regex.compile(r"[\s。，,.!！?？~～、；;]+")
-
-
-# extractors whose values turn up in any sentence (明天, 100元): alone they are no follow-up
-_COMMON = ("time", "money")
-
-
-_FOLLOW = regex.compile(r"^(?:那么?|那就|还有|换成|改成|改为|换|再)|呢[\p{P}\s]*$")
-
-
-def _elliptical(text: str, found: Mapping[str, Any]) -> bool:
-    """The input is a follow-up's shape: 那…呢, 换成…, or its values with at most three other
-    characters (卡号是…)."""
-    if _FOLLOW.search(text.strip()):
-        return True
-    rest = text
-    for value in found.values():
-        for v in value if isinstance(value, list) else [value]:
-            rest = rest.replace(str(v), "")
-    return len(regex.sub(r"[\p{P}\s]", "", rest)) <= 3
-
-
-def _answer(text: str) -> bool | None:
-    """True for a yes (是 / 好的，继续 / Y), False for a no (不 / 不用了 / N), else None."""
-    words = [w for w in _WORDS.split(text.strip().lower()) if w]
-    if words and all(w in _YES for w in words):
-        return True
-    if words and words[0] in _NO and all(w in _NO or w in _YES for w in words):
-        return False
-    return None
-
 
 class Planner:
     def __init__(
         self, spec: S.GoalsSpec, registry: Registry, constants: Mapping[str, Any] | None = None
     ) -> None:
         self.spec = spec
-        self.extractors = registry.extractors
-        self.table = LiteralTable(spec.literals)
-        builder = Builder(self.table.ids, constants or {}, registry.predicates)
-        self.triggers = {i.id: builder.expr(i.trigger) for i in spec.intents}
-        self.cancel = builder.expr(spec.cancel)
-        self.correct = builder.expr(spec.correct)
+        self.program: Program[tuple[str, str]] = Program(
+            [
+                *((("trigger", i.id), i.trigger) for i in spec.intents),
+                (("cancel", ""), spec.cancel),
+                (("correct", ""), spec.correct),
+            ],
+            registry,
+            constants,
+            literals=spec.literals,
+        )
+        self.table = self.program.table
+        self.triggers = {i.id: self.program[("trigger", i.id)] for i in spec.intents}
+        self.cancel = self.program[("cancel", "")]
+        self.correct = self.program[("correct", "")]
         self.intents = {i.id: i for i in spec.intents}
         self.reader = SlotReader(spec, registry.extractors, registry.pii_recognizers.values())
         self.formatters = registry.formatters
@@ -143,57 +103,13 @@ class Planner:
     def describe(self, template: str, values: Mapping[str, Any]) -> str:
         return fill_slots(template, values, self.formatters)
 
-    # ---- where the intents are in the input -------------------------------------------------
-
-    def _positions(self, env: Env, intent: S.IntentSpec) -> list[int]:
-        hits = env.hits("input", env.input)
-        return sorted(
-            start
-            for lit in intent.literals
-            if lit in self.table.ids
-            for start, _ in hits.get(self.table.ids[lit], ())
-        )
-
-    @staticmethod
-    def _clauses(text: str) -> list[tuple[int, int]]:
-        out, pos = [], 0
-        for m in _CLAUSE.finditer(text):
-            if m.start() > pos:
-                out.append((pos, m.start()))
-            pos = m.end()
-        if pos < len(text):
-            out.append((pos, len(text)))
-        return out
-
-    def _segments(self, text: str, where: Sequence[tuple[str, Sequence[int]]]) -> dict[str, str]:
-        """Each intent's part of the input: the clauses holding its words, and the clauses
-        after them that hold no intent's words (我要挂号，皮肤科，明天上午: all three clauses are
-        the registration's); clauses before the first intent go to the first."""
-        clauses = self._clauses(text)
-        owners: list[list[str]] = [
-            [iid for iid, ps in where if any(s <= p < e for p in ps)] for s, e in clauses
-        ]
-        last: list[str] = next((o for o in owners if o), [])
-        for n, owner in enumerate(owners):
-            if owner:
-                last = owner
-            else:
-                owners[n] = last
-        out = {}
-        for iid, _ in where:
-            mine = [
-                text[s:e] for (s, e), owner in zip(clauses, owners, strict=True) if iid in owner
-            ]
-            out[iid] = "，".join(mine) if mine else text
-        return out
-
     # ---- the plan ---------------------------------------------------------------------------
 
     def plan(self, text: str, state: SessionState) -> Plan:
-        env = Env("", text, {}, self.table, self.extractors)
+        env = self.program.env(input=text)
         goals = list(state.goals)
         awaiting = [g for g in goals if g.awaiting]
-        answer = _answer(text)
+        answer = yes_or_no(text)
         if awaiting and answer is True:
             ready = tuple(g.id for g in awaiting if not g.missing)
             asks = tuple(
@@ -215,14 +131,14 @@ class Planner:
             return Plan(mentions=(done.id,), repeated=True)
         if awaiting and answer is False:
             ids = [g.id for g in awaiting]
-            return Plan(aborts=self._with_empty_parents(ids, goals), declined=True)
+            return Plan(aborts=with_empty_parents(ids, goals), declined=True)
         if awaiting and self.cancel(env):
             # 算了 drops what awaits the yes; 取消转账 the awaiting transfer only; a cancellation
             # naming another goal is an ordinary one (below)
             named = [g for g in goals if self._named(env, g)]
             if not named or any(g.awaiting for g in named):
                 dropped = [g.id for g in awaiting if not named or g in named]
-                return Plan(aborts=self._with_empty_parents(dropped, goals))
+                return Plan(aborts=with_empty_parents(dropped, goals))
         aborts: tuple[str, ...] = ()
         if goals and self.cancel(env):
             aborts = self._cancelled(env, goals)
@@ -261,17 +177,6 @@ class Planner:
     def _goal(goals: Sequence[OpenGoal], goal_id: str) -> str:
         return next(g.intent for g in goals if g.id == goal_id)
 
-    @staticmethod
-    def _with_empty_parents(ids: list[str], goals: Sequence[OpenGoal]) -> tuple[str, ...]:
-        """The goals, and a parent all of whose open children go with them (the root a
-        declined split made)."""
-        out = list(ids)
-        for g in goals:
-            kids = [k.id for k in goals if k.parent == g.id]
-            if g.id not in out and kids and all(k in out for k in kids):
-                out.insert(0, g.id)
-        return tuple(out)
-
     def _ask(self, intent_id: str, missing: Sequence[str], goal: str) -> Ask | None:
         intent = self.intents.get(intent_id)
         slot = intent.slot(missing[0]) if intent and missing else None
@@ -291,12 +196,7 @@ class Planner:
 
     def _cancelled(self, env: Env, goals: list[OpenGoal]) -> tuple[str, ...]:
         target = ([g for g in goals if self._named(env, g)] or goals)[-1]
-        out, frontier = [target.id], {target.id}
-        for g in goals:  # creation order: a descendant comes after its parent
-            if g.parent in frontier:
-                out.append(g.id)
-                frontier.add(g.id)
-        return tuple(out)
+        return with_descendants(target, goals)
 
     def _redo(
         self,
@@ -344,10 +244,6 @@ class Planner:
         )
         return Plan(goals=(goal,))
 
-    @staticmethod
-    def elliptical(text: str, found: Mapping[str, Any]) -> bool:
-        return _elliptical(text, found)
-
     def follow_up(self, text: str, state: SessionState) -> Plan:
         """An input with no intent that gives another value for the session's last request
         (那尾号9009呢 after a balance, 换成XL码 after a return): that request again with it.
@@ -365,9 +261,9 @@ class Planner:
             k
             for k in found
             if (s := intent.slot(k)) is not None
-            and (s.required or s.regex or s.extractor not in (None, *_COMMON))
+            and (s.required or s.regex or s.extractor not in (None, *COMMON))
         ]
-        if not telling or not _elliptical(text, found):
+        if not telling or not elliptical(text, found):
             return Plan()
         again = self._redo(text, done, state.now, state.preset, added=True)
         # another request, not a correction: its result says what was asked, no "改为" first

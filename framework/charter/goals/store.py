@@ -19,85 +19,32 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from types import TracebackType
-from typing import Any, Protocol, cast
+from datetime import datetime
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from charter.events import GoalTransition
-from charter.goals.migrations import make_engine, migrate, transaction
-from charter.goals.privacy import GoalPrivacy, NoPrivacy
-from charter.goals.states import ACTORS, STATUSES, Actor, Status, allowed, kind_at
+from charter.compile.specs.goal_states import ACTORS, STATUSES, Actor, Status, allowed, kind_at
+from charter.contracts.events import GoalTransition
+from charter.goals.migrations import COMPONENT, GOAL_MIGRATIONS
+from charter.goals.store_api import GoalNotFound as GoalNotFound
+from charter.goals.store_api import GoalStoreProtocol as GoalStoreProtocol
+from charter.goals.store_api import TransitionResult as TransitionResult
+from charter.goals.store_reads import GoalReads
 from charter.goals.tables import GOAL_CONTEXT as C
 from charter.goals.tables import GOAL_HISTORY as H
 from charter.goals.tables import GOAL_TREE as T
-from charter.goals.tables import Goal, HistoryEntry, as_utc, new_goal_id
-from charter.prepared_sql import Prepared
+from charter.goals.tables import Goal
+from charter.store.clock import Clock, as_utc, new_id, utcnow
+from charter.store.migrations import transaction
+from charter.store.prepared import Prepared
+from charter.store.privacy import GoalPrivacy, NoPrivacy
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], datetime]
 OnTransition = Callable[[GoalTransition], object]  # what it returns is ignored
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-class GoalNotFound(LookupError):
-    """No goal has this id."""
-
-
-@dataclass(frozen=True)
-class TransitionResult:
-    """``reason`` says why: the trigger when ``ok``, why nothing changed otherwise."""
-
-    ok: bool
-    goal_id: str
-    from_status: Status | None
-    to_status: str
-    reason: str
-
-
-class GoalStoreProtocol(Protocol):
-    def create(
-        self,
-        intent: str,
-        *,
-        user_id: str,
-        session_id: str,
-        parent_id: str | None = None,
-        description: str = "",
-        slots: Mapping[str, Any] | None = None,
-        timeout_s: int | None = None,
-        actor: Actor = "agent",
-        trigger: str = "created",
-        goal_id: str | None = None,
-    ) -> Goal: ...
-    def transition(
-        self,
-        goal_id: str,
-        to_status: Status,
-        *,
-        actor: Actor,
-        trigger: str,
-        expect: Status | None = None,
-    ) -> TransitionResult: ...
-    def complete(
-        self, goal_id: str, result: Mapping[str, Any], *, actor: Actor, trigger: str
-    ) -> TransitionResult: ...
-    def get(self, goal_id: str) -> Goal | None: ...
-    def tree(self, user_id: str, session_id: str | None = None) -> list[Goal]: ...
-    def active(self, user_id: str, session_id: str) -> list[Goal]: ...
-    def history(self, goal_id: str) -> list[HistoryEntry]: ...
-    def set_slots(self, goal_id: str, slots: Mapping[str, Any]) -> dict[str, Any]: ...
-    def set_description(self, goal_id: str, description: str) -> None: ...
-    def context(self, goal_id: str) -> dict[str, Any]: ...
-    def overdue(self, now: datetime) -> list[Goal]: ...
 
 
 def _json_object(value: Mapping[str, Any], what: str) -> dict[str, Any]:
@@ -127,31 +74,28 @@ _RECORD = H.insert().values(
     trigger=sa.bindparam("trigger"),
     at=sa.bindparam("at"),
 )
+
+
 # creation order is the order of the goals' creation rows: exact even when a (fake or coarse)
 # clock stamps several goals alike, and whatever ids the caller chose
-_IN_CREATION_ORDER = (
-    sa.select(T).join(H, sa.and_(H.c.goal_id == T.c.id, H.c.from_status.is_(None))).order_by(H.c.id)
-)
-
-
-class GoalStore:
+class GoalStore(GoalReads):
     """The SQL goal store (SQLite by default, PostgreSQL by URL); the schema is migrated when
     the store opens. ``clock`` stamps every row and event (tests pass a fake one); ``privacy``
-    keeps personal data out of the rows (``charter.goals.privacy``)."""
+    keeps personal data out of the rows (``charter.store.privacy``)."""
 
     def __init__(
         self,
-        url: str,
+        url: str | Engine,
         *,
         on_transition: OnTransition | None = None,
         clock: Clock = utcnow,
         privacy: GoalPrivacy | None = None,
     ) -> None:
         self._privacy: GoalPrivacy = privacy or NoPrivacy()
-        self._engine = make_engine(url)
+        super().__init__(url, COMPONENT, GOAL_MIGRATIONS)
         self._on_transition = on_transition
         self._clock = clock
-        # a transition's three statements, run on the driver's cursor (charter.prepared_sql)
+        # a transition's three statements, run on the driver's cursor (charter.store.prepared)
         dialect = self._engine.dialect
         self._sel_move = Prepared(_SEL_MOVE, dialect)
         self._cas = Prepared(_CAS, dialect)
@@ -160,26 +104,9 @@ class GoalStore:
         # statements run on the driver's cursor raise the driver's errors, not SQLAlchemy's
         driver_error: type[Exception] = dialect.dbapi.Error if dialect.dbapi else SQLAlchemyError
         self._db_errors: tuple[type[Exception], ...] = (SQLAlchemyError, driver_error)
-        try:
-            migrate(self._engine)
-        except BaseException:
-            self._engine.dispose()
-            raise
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
 
     def close(self) -> None:
-        self._engine.dispose()
-
-    def __enter__(self) -> GoalStore:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+        self.dispose()
 
     # ---- writing -------------------------------------------------------------------------
 
@@ -204,7 +131,7 @@ class GoalStore:
             raise ValueError(f"unknown actor {actor!r} (one of {', '.join(ACTORS)})")
         own = self._privacy.seal(_json_object(slots or {}, "slots"), user_id)
         description = self._privacy.scrub(description)
-        gid = goal_id or new_goal_id()
+        gid = goal_id or new_id()
         now = as_utc(self._clock())
         depth, root_id = 0, gid
         try:
@@ -395,28 +322,6 @@ class GoalStore:
 
     # ---- reading -------------------------------------------------------------------------
 
-    def _goals(self, query: sa.Select[Any]) -> list[Goal]:
-        with self._engine.connect() as conn:
-            return [Goal.from_row(m) for m in conn.execute(query).mappings()]
-
-    def get(self, goal_id: str) -> Goal | None:
-        found = self._goals(sa.select(T).where(T.c.id == goal_id))
-        return found[0] if found else None
-
-    def tree(self, user_id: str, session_id: str | None = None) -> list[Goal]:
-        """Every goal of the user (in one session, or all), in creation order."""
-        query = _IN_CREATION_ORDER.where(T.c.user_id == user_id)
-        if session_id is not None:
-            query = query.where(T.c.session_id == session_id)
-        return self._goals(query)
-
-    def active(self, user_id: str, session_id: str) -> list[Goal]:
-        return self._goals(
-            _IN_CREATION_ORDER.where(
-                T.c.user_id == user_id, T.c.session_id == session_id, T.c.status == "active"
-            )
-        )
-
     def set_description(self, goal_id: str, description: str) -> None:
         """The goal's description after its slots changed (a correction, an answer)."""
         with transaction(self._engine, write=True) as conn:
@@ -447,49 +352,3 @@ class GoalStore:
                     break
                 gone += n
         return gone
-
-    def overdue(self, now: datetime) -> list[Goal]:
-        """Active goals that have been active longer than their timeout at ``now``."""
-        now = as_utc(now)
-        query = sa.select(T).where(
-            T.c.status == "active", T.c.timeout_s.is_not(None), T.c.activated_at < now
-        )
-        return [
-            g
-            for g in self._goals(query.order_by(T.c.activated_at, T.c.id))
-            if g.activated_at is not None
-            and g.timeout_s is not None
-            and (now - g.activated_at).total_seconds() > g.timeout_s
-        ]
-
-    def history(self, goal_id: str) -> list[HistoryEntry]:
-        """Every status change of the goal, its creation first."""
-        query = sa.select(H).where(H.c.goal_id == goal_id).order_by(H.c.id)
-        with self._engine.connect() as conn:
-            return [HistoryEntry.from_row(m) for m in conn.execute(query).mappings()]
-
-    def context(self, goal_id: str) -> dict[str, Any]:
-        """The slots a goal can use: from the root down to the goal, each goal's inherited
-        slots and then its own, nearer goals over farther ones, own slots over inherited."""
-        query = (
-            sa.select(T.c.parent_id, T.c.user_id, C.c.slots, C.c.inherited)
-            .join(C, C.c.goal_id == T.c.id)
-            .where(T.c.id == sa.bindparam("gid"))
-        )
-        layers: list[tuple[dict[str, Any], dict[str, Any]]] = []
-        user_id = ""
-        with transaction(self._engine) as conn:  # one snapshot for the whole chain
-            current: str | None = goal_id
-            while current is not None:
-                row = conn.execute(query, {"gid": current}).first()
-                if row is None:
-                    raise GoalNotFound(current)
-                layers.append((row.inherited, row.slots))
-                user_id = row.user_id
-                current = row.parent_id
-        out: dict[str, Any] = {}
-        for inherited, slots in reversed(layers):
-            out.update(inherited)
-            out.update(slots)
-        opened: dict[str, Any] = self._privacy.open(out, user_id)
-        return opened

@@ -19,9 +19,10 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Protocol
 
-from charter.goals.states import Actor, Status
-from charter.goals.store import Clock, TransitionResult, utcnow
-from charter.goals.tables import Goal, as_utc
+from charter.compile.specs.goal_states import Actor, Status
+from charter.goals.store import TransitionResult
+from charter.goals.tables import Goal
+from charter.store.clock import Clock, as_utc, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -12,18 +12,16 @@ database keeps comparisons in SQL honest.
 
 from __future__ import annotations
 
-import secrets
-import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlmodel import JSON, Column, Field, Index, SQLModel
 
-from charter.goals.states import Kind, Status
+from charter.compile.specs.goal_states import Kind, Status
+from charter.store.clock import as_utc
 
 
 class GoalTreeRow(SQLModel, table=True):
@@ -94,11 +92,6 @@ TABLES: tuple[sa.Table, ...] = (GOAL_TREE, GOAL_CONTEXT, GOAL_HISTORY)
 # ---- values --------------------------------------------------------------------------------
 
 
-def as_utc(value: datetime) -> datetime:
-    """Aware UTC; a naive value (SQLite reads them back so) is taken to be UTC already."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
 @dataclass(frozen=True)
 class Goal:
     id: str
@@ -157,22 +150,3 @@ class HistoryEntry:
             trigger=m["trigger"],
             at=as_utc(m["at"]),
         )
-
-
-_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"  # Crockford's base 32, as ULIDs use
-_id_lock = threading.Lock()
-_id_last = [0, 0]  # milliseconds and random part of the last id this process made
-
-
-def new_goal_id() -> str:
-    """A ULID: 26 characters that sort in creation order across processes to the millisecond
-    and, within one process, also inside one millisecond (the random part counts up)."""
-    ms = time.time_ns() // 1_000_000
-    with _id_lock:
-        if ms <= _id_last[0]:
-            ms, rand = _id_last[0], _id_last[1] + 1
-        else:
-            rand = secrets.randbits(80)
-        _id_last[:] = [ms, rand]
-    n = (ms << 80) | rand
-    return "".join(_ALPHABET[(n >> shift) & 31] for shift in range(125, -1, -5))

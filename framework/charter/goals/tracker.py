@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from charter.compile.specs.goals import STAGE_SEP, GoalsSpec
+from charter.contracts.registry import Registry
 from charter.goals.planner import Ask, OpenGoal, Plan, Planner, SessionState
-from charter.goals.spec import STAGE_SEP, GoalsSpec
-from charter.goals.store import GoalStoreProtocol, TransitionResult, utcnow
+from charter.goals.store import GoalStoreProtocol, TransitionResult
 from charter.goals.tables import Goal
-from charter.registry import Registry
+from charter.store.clock import utcnow
 
 AWAITING = "_awaiting"
 CARRIED = "_carried"  # slot -> where a carried value came from (session / memory)

@@ -1,6 +1,6 @@
 """The case files of the ablation (seed 001 §5.4, ``charter health --ablation``): read and
-checked here, every problem reported at once at its file:line:col (``AblationError``), and
-played by ``play``; ``charter.health.ablation`` runs them in its five configurations. The
+checked here, every problem reported at once at its file:line:col (``AblationError``); played by
+``charter.health.ablation_play``, in the five configurations of ``charter.health.ablation``. The
 comment atop ``ablation/*.yaml`` describes the format: ``pack``, then ``cases``, each with a
 ``name``, optional ``needs`` (memory, reflection, skills), ``sessions`` (lists of turns
 ``{user, model}``, one user per case) and ``success`` on the last reply (``contains``,
@@ -10,9 +10,7 @@ A turn's ``model`` (omitted when the model is never asked): a text, every time; 
 order, the last repeated; or regular expressions searched in the prompt's user message
 (【关联记忆】, 【技能结果】, 【近期对话】, 【修改要求】, the question) mapped to a text
 (every match) or a list (in order, once each); answers may be ``{text, logprobs, tokens}``
-(``charter.llm.scripted``).
-``passes_rules`` is checked by the pack's engine whatever the configuration, with what the user
-said in the case as the memory a claim about the user's past may rest on.
+(``charter.llm.scripted``; ``scripted`` makes the backend of one turn).
 """
 
 from __future__ import annotations
@@ -21,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from charter.diagnostics import (
     Diagnostic,
@@ -31,12 +29,9 @@ from charter.diagnostics import (
     error,
     sort_diagnostics,
 )
-from charter.extensions import Completion, Message
-from charter.llm.errors import LLMError
 from charter.llm.scripted import ScriptedLLM
 from charter.pack.loader import display_path
 from charter.pack.yamlsrc import LocatedDoc, Pointer, load_yaml
-from charter.reflect.engine import Engine
 
 COMPONENTS: tuple[str, ...] = ("memory", "reflection", "skills")
 _FILE_KEYS = ("pack", "cases")
@@ -105,73 +100,6 @@ def scripted(model: Any) -> ScriptedLLM:
         "model must be a text, a non-empty list of answers or a non-empty mapping of "
         f"patterns to answers, not {_kind(model)}"
     )
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One case in one configuration: whether it succeeded, its last reply, why it failed."""
-
-    ok: bool
-    reply: str
-    why: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "reply": self.reply, "why": self.why or None}
-
-
-class TurnModel:
-    """The agent's model during a case: the answers of the turn being played (``play``)."""
-
-    def __init__(self) -> None:
-        self.current = ScriptedLLM([])
-
-    def generate(
-        self,
-        messages: Sequence[Message],
-        *,
-        max_tokens: int,
-        temperature: float,
-        stop: Sequence[str] = (),
-        grammar: str | None = None,
-    ) -> Completion:
-        return self.current.generate(
-            messages, max_tokens=max_tokens, temperature=temperature, stop=stop, grammar=grammar
-        )
-
-
-class Player(Protocol):
-    def turn(self, user_id: str, session_id: str, text: str) -> Any: ...
-
-
-def play(agent: Player, model: TurnModel, engine: Engine, case: Case, user: str) -> Outcome:
-    """The case's turns, as ``user`` (sessions ``user-s1``, ``user-s2``...), then ``judge``.
-    A turn that asks the model for more than the case scripted fails the case, saying so."""
-    said: list[str] = []
-    text = ""
-    turns = [(s, t) for s, session in enumerate(case.sessions, 1) for t in session]
-    for k, (s, turn) in enumerate(turns, 1):
-        model.current = scripted(turn.model)
-        try:
-            text = agent.turn(user, f"{user}-s{s}", turn.user).text
-        except LLMError as exc:
-            why = str(exc).removeprefix("scripted backend: ").split(" (last user message")[0]
-            if turn.model is None:
-                why = "the turn asked the model, and it scripts no answer"
-            return Outcome(False, "", f"turn {k} ({turn.user}): {why}")
-        said.append(turn.user)
-    return judge(case.success, text, said, engine)
-
-
-def judge(success: Success, text: str, said: Sequence[str], engine: Engine) -> Outcome:
-    """``text`` (the last reply) against ``success``; ``said`` is what the user said in the
-    case, the last turn last."""
-    why = success.missed(text)
-    if success.passes_rules:
-        last = said[-1] if said else ""
-        checked = engine.check(text, last, {"memory": {"facts": list(said)}})
-        if checked.verdict != "pass":
-            why.append("breaks " + ", ".join(checked.failed))
-    return Outcome(not why, text, "; ".join(why))
 
 
 def case_paths(paths: Sequence[Path]) -> tuple[list[Path], list[Diagnostic]]:

@@ -32,15 +32,16 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import Connection, Engine
 
-from charter.goals.migrations import GOAL_MIGRATIONS, make_engine, migrate, transaction
+from charter.compile.specs.learn import PatchSet
+from charter.goals.migrations import GOAL_MIGRATIONS
 from charter.goals.tables import GOAL_TREE
 from charter.health.report import DEFINITIONS, TREND_IDS, Day, HealthReport, Metric
 from charter.learn.log import COMPONENT as LEARNING
 from charter.learn.log import LEARNING_MIGRATIONS, LOG, USE
-from charter.learn.spec import PatchSet
 from charter.memory.facts_migrations import COMPONENT as MEMORY
 from charter.memory.facts_migrations import MEMORY_MIGRATIONS
 from charter.memory.tables import MEMORY_AUDIT, MEMORY_FACT
+from charter.store.migrations import make_engine, migrate, transaction
 from charter.traces.migrations import COMPONENT as TRACES
 from charter.traces.migrations import TRACE_MIGRATIONS
 from charter.traces.model import as_utc

@@ -30,8 +30,8 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from charter.learn.spec import Calibration, LearningSpec, ParameterMapping
-from charter.protocols import Extractor, Item
+from charter.compile.specs.learn import Calibration, LearningSpec, ParameterMapping
+from charter.contracts.rules import Extractor, Item
 
 
 @dataclass(frozen=True)

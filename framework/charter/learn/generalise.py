@@ -34,11 +34,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from charter.goals.spec import GoalsSpec, IntentSpec
+from charter.compile.specs.goals import GoalsSpec, IntentSpec
+from charter.compile.specs.learn import Calibration, LearningSpec, ParameterMapping, ValueExpr
+from charter.contracts.rules import Extractor
 from charter.learn.log import Evidence, LogEntry
 from charter.learn.meaning import Entity, entities, explain
-from charter.learn.spec import Calibration, LearningSpec, ParameterMapping, ValueExpr
-from charter.protocols import Extractor
 
 _SLOT_REF = re.compile(r"^\{([^{}]+)\}$")
 _P = TypeVar("_P", ParameterMapping, Calibration)

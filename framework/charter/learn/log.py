@@ -23,7 +23,7 @@ from typing import Any, Literal
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from charter.goals.migrations import MigratedStore, Migration, transaction
+from charter.store.migrations import MigratedStore, Migration, transaction
 from charter.traces.model import as_utc, iso, jsonable
 
 COMPONENT = "learning"

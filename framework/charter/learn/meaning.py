@@ -21,10 +21,10 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from charter.goals.spec import IntentSpec
+from charter.compile.specs.goals import IntentSpec
+from charter.compile.specs.learn import Unit, ValueExpr
+from charter.contracts.rules import Extractor, Item
 from charter.learn.log import Evidence
-from charter.learn.spec import Unit, ValueExpr
-from charter.protocols import Extractor, Item
 
 # the parts of a resolved span a slot can take, by the span's granularity (else _DAY_PARTS)
 _YEAR: tuple[Unit, ...] = ("year",)

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from charter.learn.spec import Calibration, ParameterMapping
+from charter.compile.specs.learn import Calibration, ParameterMapping
 
 LEARNED_FILE = "learned.yaml"
 HEADER = (

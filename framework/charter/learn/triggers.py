@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from charter.compile.specs.learn import LearningSpec
 from charter.learn.log import Evidence
-from charter.learn.spec import LearningSpec
 from charter.learn.words import is_negation
 
 FAILED = ("error", "timeout", "breaker_open")

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from charter.extensions import LLM, LLMBackend
-from charter.hookspecs import hookimpl
+from charter.contracts.markers import hookimpl
+from charter.contracts.models import LLM, LLMBackend
 
 
 class OpenAIBackend:

@@ -31,7 +31,7 @@ prefixed ``server_``.
 Errors (``charter.llm.errors``) name the method, the URL and the HTTP status, and carry the
 server's own error message: ``LLMError`` for a refusal (401, 404, 400...), ``LLMUnavailable``
 when retries are exhausted or the server is unreachable, ``LLMBadResponse`` for a body that is
-not a chat completion. Their text is masked (``charter.masking.mask_text``): the API key, any
+not a chat completion. Their text is masked (``charter.text.masking.mask_text``): the API key, any
 prefix or suffix of it of 4 characters or more (OpenAI quotes a refused key as
 ``sk-LiveM*****1d2e``), the configured credential headers' values, anything token-shaped
 (``sk-...``, ``Bearer ...``), and the URL's password and secret parameters. An option error
@@ -53,9 +53,9 @@ from http.client import HTTPException
 from typing import Any
 
 from charter._version import __version__
-from charter.extensions import Completion, Message
+from charter.contracts.models import Completion, Message
 from charter.llm.errors import LLMBadResponse, LLMError, LLMUnavailable, check_option_names
-from charter.masking import mask_data, mask_text, mask_url, secret_name, secret_values
+from charter.text.masking import mask_data, mask_text, mask_url, secret_name, secret_values
 
 _OPTIONS = (
     "base_url",

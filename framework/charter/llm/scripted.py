@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from charter.extensions import Completion, Message
+from charter.contracts.models import Completion, Message
 from charter.llm.errors import LLMBadResponse, LLMError, check_option_names
 
 _OPTIONS = ("answers", "script", "default")

@@ -22,7 +22,7 @@ import binascii
 import os
 from collections.abc import Mapping
 
-from charter.memory.policy import MemoryPolicy
+from charter.compile.specs.memory import MemoryPolicy
 
 VERSION = 1
 KEY_BYTES = 32

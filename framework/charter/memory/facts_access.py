@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from charter.memory.policy import MemoryPolicy
+from charter.compile.specs.memory import MemoryPolicy
 from charter.memory.records import Accessor, PreparedFact, Source
 from charter.memory.tables import Action
 

@@ -22,13 +22,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from charter.goals.migrations import transaction
-from charter.goals.tables import as_utc
+from charter.compile.specs.memory import MemoryPolicy
 from charter.memory.facts_access import system_row
-from charter.memory.policy import MemoryPolicy
 from charter.memory.tables import IS_ACTIVE
 from charter.memory.tables import MEMORY_AUDIT as A
 from charter.memory.tables import MEMORY_FACT as F
+from charter.store.clock import as_utc
+from charter.store.migrations import transaction
 
 _DAY = 86400.0
 _FID: sa.BindParameter[str] = sa.bindparam("fid")

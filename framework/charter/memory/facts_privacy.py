@@ -20,12 +20,12 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from charter.goals.migrations import transaction
 from charter.memory.facts_access import audit_row, denied, privileged_refusal, require_user
 from charter.memory.records import Accessor, Fact
 from charter.memory.tables import IS_ACTIVE, AuditEntry, fact_from_row, iso
 from charter.memory.tables import MEMORY_AUDIT as A
 from charter.memory.tables import MEMORY_FACT as F
+from charter.store.migrations import transaction
 
 EXPORT_FORMAT = "charter-memory-export/1"
 _UID: sa.BindParameter[str] = sa.bindparam("uid")

@@ -18,7 +18,7 @@ from sqlalchemy.engine import Dialect
 from charter.memory.tables import IS_ACTIVE
 from charter.memory.tables import MEMORY_AUDIT as A
 from charter.memory.tables import MEMORY_FACT as F
-from charter.prepared_sql import Prepared
+from charter.store.prepared import Prepared
 
 UID: sa.BindParameter[str] = sa.bindparam("uid")
 NOW: sa.BindParameter[datetime] = sa.bindparam("now")

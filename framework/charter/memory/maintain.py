@@ -25,10 +25,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from charter.goals.tables import as_utc
 from charter.memory import narrative_lifecycle as nl
 from charter.memory.facts import FactStore
 from charter.memory.narrative import NarrativeStore
+from charter.store.clock import as_utc
 
 
 @dataclass(frozen=True)

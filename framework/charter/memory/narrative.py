@@ -32,13 +32,14 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from charter.extensions import Embedder
+from charter.compile.specs.memory import MemoryPolicy
+from charter.contracts.models import Embedder
 from charter.memory import recall
 from charter.memory.facts_access import audit_row, privileged_refusal, require_user
 from charter.memory.narrative_admin import NarrativeAdmin
@@ -49,9 +50,9 @@ from charter.memory.narrative_rows import (
     quote,
     to_summary,
 )
-from charter.memory.policy import MemoryPolicy
 from charter.memory.recall import Hit
 from charter.memory.records import Accessor, PreparedSummary, Summary
+from charter.store.clock import Clock, utcnow
 
 _DAY = 86400.0
 # rows a keyword query may bring back for the containment check
@@ -60,7 +61,6 @@ POOL = 512
 # few thousands a user has; beyond it the newest rows of the scan order are not seen
 CANDIDATES = 100_000
 AuditSink = Callable[[list[dict[str, Any]]], None]
-Clock = Callable[[], datetime]
 
 
 def lancedb_module() -> Any:
@@ -71,10 +71,6 @@ def lancedb_module() -> Any:
             "the narrative channel needs LanceDB: pip install 'charter[narrative]'"
         ) from e
     return lancedb
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def _all_bigrams(match: Any, word: str, op: Any) -> Any:

@@ -31,8 +31,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from charter.extensions import PiiMatch
-from charter.unicode_norm import normalize
+from charter.contracts.pii import PiiMatch
+from charter.text.unicode_norm import normalize
 
 MIN_LENGTH = 6
 _SEPARATORS = " -.\u3000\uff0d"

@@ -5,26 +5,14 @@
     pluggable; the default, ``carries_intent``, keeps a candidate whose caller marked an
     ``intent_type`` or that has both a key and a value extracted. "这个页面怎么这么卡" with
     nothing extracted is feedback for monitoring, not a memory.
-(b) **Personal data**, before anything is stored. Every installed PII recognizer
-    (``registry.pii_recognizers``) runs over the value, the key and the entity reference, in
-    their NFKC form (``charter.unicode_norm``: ``１３８１２３４５６７８`` is read as
-    ``13812345678``), each match mapped back to the characters as typed, so the redaction
-    replaces them whatever their width. Each match is handled by the policy's rule for its
-    kind:
-
-    * ``redact``: replaced by the rule's token, else the recognizer's placeholder (``[ID]``);
-    * ``generalize``: replaced by the coarser form the recognizer gives (an address by its
-      district, ``浙江省杭州市西湖区``), or redacted when the kind has none;
-    * ``drop``: the whole fact is not stored; ``Dropped`` names the kind, never the value;
-    * ``keep``: left as it is (and encrypted when its level says so).
-
-    A kind without a rule is redacted with its recognizer's placeholder at level ``L3``:
-    unknown personal data is treated as the most sensitive, never kept by default. Matches of
-    different recognizers that overlap are one span and the strictest action among them
-    applies (drop > redact > generalize > keep). The key and the entity reference are stored
-    in clear (the store looks facts up by them), so there a ``keep`` at an encrypted level is
-    redacted. The identifier fields (domain, memory type, intent type, consent source) must
-    hold no personal data at all: a fact with some there is dropped.
+(b) **Personal data**, before anything is stored (``charter.memory.pii_scan``): every
+    installed PII recognizer (``registry.pii_recognizers``) runs over the value, the key and
+    the entity reference, and each match is redacted, generalised, kept, or drops the whole
+    fact (``Dropped`` names the kind, never the value), as the policy's rule for its kind
+    says; a kind without a rule is redacted at level ``L3``. The key and the entity reference
+    are stored in clear (the store looks facts up by them), so there a ``keep`` at an
+    encrypted level is redacted. The identifier fields (domain, memory type, intent type,
+    consent source) must hold no personal data at all: a fact with some there is dropped.
 
     The fact's level is the highest of its type's level and the levels of all personal data
     found, whatever was done with it.
@@ -54,15 +42,14 @@ consent version (the candidate's or the accessor's) it is ``Dropped`` at stage `
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal, Protocol
 
-from charter.extensions import PiiMatch, PiiRecognizer
-from charter.memory import pii_heard
+from charter.compile.specs.memory import LEVELS, Level, MemoryPolicy, Validity
+from charter.contracts.pii import PiiRecognizer
 from charter.memory.crypto import MemoryKeyError, ValueCipher, load_key
-from charter.memory.policy import LEVELS, Level, MemoryPolicy, PiiAction, Validity
+from charter.memory.pii_scan import PiiHandler
 from charter.memory.records import (
     SOURCES,
     Accessor,
@@ -71,11 +58,9 @@ from charter.memory.records import (
     Source,
     SummaryKind,
 )
-from charter.unicode_norm import normalize
+from charter.store.clock import Clock, utcnow
 
-Clock = Callable[[], datetime]
 IntentFilter = Callable[["Candidate"], bool]
-UNRULED_LEVEL = "L3"
 SOURCE_TRUST: Mapping[str, float] = {
     "user_confirmed": 1.0,
     "system_verified": 0.9,
@@ -84,11 +69,6 @@ SOURCE_TRUST: Mapping[str, float] = {
 }
 DEFAULT_DOMAIN_WEIGHT = 0.5
 _RANK: Mapping[str, int] = {level: i for i, level in enumerate(LEVELS)}
-_STRICTNESS: Mapping[str, int] = {"keep": 0, "generalize": 1, "redact": 2, "drop": 3}
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -170,121 +150,6 @@ def value_score(candidate: Candidate, domain_weights: Mapping[str, float]) -> fl
     weight = domain_weights.get(c.domain, DEFAULT_DOMAIN_WEIGHT)
     relevance = 5.0 * weight * SOURCE_TRUST[c.source] * c.confidence
     return round(min(impact + recurrence + relevance, 10.0), 2)
-
-
-@dataclass(frozen=True)
-class Scan:
-    """A text with its personal data handled: ``text`` is safe to store (unless ``dropped``
-    names kinds whose rule drops the fact); ``levels`` are the levels of everything found."""
-
-    text: str
-    kinds: tuple[str, ...]
-    levels: tuple[str, ...]
-    dropped: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class _Decision:
-    match: PiiMatch
-    action: PiiAction
-    level: str
-    token: str
-
-
-class PiiHandler:
-    """The policy's PII rules applied to texts with the installed recognizers."""
-
-    def __init__(self, policy: MemoryPolicy, recognizers: Iterable[PiiRecognizer]) -> None:
-        self.policy = policy
-        self.recognizers = tuple(recognizers)
-        self._placeholders: dict[str, str] = {}
-        for r in self.recognizers:
-            self._placeholders.setdefault(r.kind, r.placeholder)
-
-    def _decide(self, m: PiiMatch, in_clear: bool) -> _Decision:
-        rule = self.policy.pii.get(m.kind)
-        placeholder = self._placeholders.get(m.kind) or f"[{m.kind.upper()}]"
-        if rule is None:
-            return _Decision(m, "redact", UNRULED_LEVEL, placeholder)
-        action: PiiAction = rule.action
-        if action == "keep" and in_clear and self.policy.encrypted(rule.level):
-            action = "redact"  # kept personal data may only be stored encrypted
-        return _Decision(m, action, rule.level, rule.token or placeholder)
-
-    def recognize(self, text: str) -> list[PiiMatch]:
-        """Every recognizer's matches in ``text``, found in its NFKC form (full-width digits
-        and letters read as the ASCII ones, ``charter.unicode_norm``) and reported with the
-        spans and the characters of ``text`` as given: a recognizer written for ``138…``
-        finds ``１３８…`` too, and what is replaced is what the user typed."""
-        norm = normalize(text)
-        found = [m for r in self.recognizers for m in r.recognize(norm.text)]
-        found += pii_heard.literal_matches(norm.text)
-        return [_written(m, text, *norm.original(m.start, m.end)) for m in found]
-
-    def heard(self, text: str) -> AbstractContextManager[None]:
-        """The scope of a turn whose input is ``text``: the personal data found in it is
-        found again, literally, in every text scanned until the scope ends (a slot value
-        without the words that said what it is, a reply echoing it; ``pii_heard``)."""
-        recognizers = self.recognizers
-        return pii_heard.heard(
-            lambda t: [m for r in recognizers for m in r.recognize(t)], normalize(text).text
-        )
-
-    @staticmethod
-    def hear(kind: str, value: str) -> None:
-        """Within a turn's scope, ``value`` is personal data of ``kind`` wherever it occurs."""
-        pii_heard.hear(kind, value)
-
-    def scan(self, text: str, *, in_clear: bool) -> Scan:
-        """``in_clear``: the text will not be encrypted (a key, a reference, a transcript)."""
-        found = self.recognize(text)
-        if not found:
-            return Scan(text, (), (), ())
-        decisions = [self._decide(m, in_clear) for m in found]
-        decisions.sort(key=lambda d: (d.match.start, -d.match.end))
-        out: list[str] = []
-        dropped: list[str] = []
-        pos = 0
-        i = 0
-        while i < len(decisions):
-            # one span: this match and every later one that starts inside the span so far
-            group = [decisions[i]]
-            start, end = decisions[i].match.start, decisions[i].match.end
-            i += 1
-            while i < len(decisions) and decisions[i].match.start < end:
-                group.append(decisions[i])
-                end = max(end, decisions[i].match.end)
-                i += 1
-            worst = max(group, key=lambda d: _STRICTNESS[d.action])
-            dropped += (d.match.kind for d in group if d.action == "drop")
-            out.append(text[pos:start])
-            out.append(_replacement(text, start, end, worst, group))
-            pos = end
-        out.append(text[pos:])
-        kinds = tuple(sorted({d.match.kind for d in decisions}))
-        levels = tuple(sorted({d.level for d in decisions}))
-        return Scan("".join(out), kinds, levels, tuple(sorted(set(dropped))))
-
-
-def _written(m: PiiMatch, text: str, start: int, end: int) -> PiiMatch:
-    """``m`` at the span ``start:end`` of ``text`` as given, with its characters."""
-    if (start, end) == (m.start, m.end) and m.text == text[start:end]:
-        return m
-    return PiiMatch(start, end, text[start:end], m.kind, m.generalised)
-
-
-def _replacement(text: str, start: int, end: int, worst: _Decision, group: list[_Decision]) -> str:
-    if worst.action == "keep":
-        return text[start:end]
-    if worst.action == "generalize":  # drop and redact fall through to the token
-        whole = [
-            d.match.generalised
-            for d in group
-            if d.match.generalised and (d.match.start, d.match.end) == (start, end)
-        ]
-        if whole:
-            return whole[0]
-    return worst.token
 
 
 def _highest(levels: Iterable[str]) -> str:

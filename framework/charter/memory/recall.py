@@ -9,7 +9,7 @@ misses a paraphrase (我家狗 / 柯基), e5's narrow cosine scale (related ≈ 
 
 **BM25, per user, at query time.** The prefilter leaves one user's rows (hundreds to a few
 thousand); their texts come back with their vectors in the same scan, are cut with the FAQ's
-tokenizer (``charter.memory.tokens``: NFKC, jieba search mode, bm25s stop words; a cache keyed
+tokenizer (``charter.text.tokens``: NFKC, jieba search mode, bm25s stop words; a cache keyed
 by text keeps a user's rows cut once per process) and scored with Lucene's BM25 (``K1`` 1.5,
 ``B`` 0.75) against the query, the statistics being those of that user's rows. Measured by
 ``benchmarks/bench_recall.py`` at 100,800 summaries of 336 users on 2 shared cores: p50 10.6 ms,
@@ -105,10 +105,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from charter.compile.specs.memory import MemoryPolicy
 from charter.memory.narrative_rows import to_summary
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Summary
-from charter.memory.tokens import K1, B, Tokens, idf, tokenize
+from charter.text.tokens import K1, B, Tokens, idf, tokenize
 
 Fusion = Literal["sum", "rrf"]
 FUSION: Fusion = "sum"

@@ -35,7 +35,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from charter.goals.migrations import Migration, make_engine, migrate, transaction
+from charter.store.migrations import MigratedStore, Migration, transaction
 
 log = logging.getLogger(__name__)
 CHANNEL = "charter_shared_memory"
@@ -112,7 +112,7 @@ class SharedFact:
     updated_at: datetime
 
 
-class SharedMemory:
+class SharedMemory(MigratedStore):
     """The shared pool of one database (one ``namespace`` of it), with this process's cache."""
 
     def __init__(
@@ -131,8 +131,7 @@ class SharedMemory:
         self.namespace = namespace
         self._prefix = f"{namespace}{SEP}" if namespace else ""
         self._url = url
-        self._engine = make_engine(url)
-        migrate(self._engine, component=COMPONENT, migrations=MIGRATIONS)
+        super().__init__(url, COMPONENT, MIGRATIONS)
         self._postgres = self._engine.dialect.name == "postgresql"
         self._max_age = max_age_s
         self._clock = clock
@@ -290,10 +289,7 @@ class SharedMemory:
         self._stop.set()
         if self._listener is not None:
             self._listener.join(timeout=5)
-        self._engine.dispose()
+        self.dispose()
 
-    def __enter__(self) -> SharedMemory:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

@@ -25,27 +25,22 @@ import zlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Protocol
 
 import regex
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from charter.goals.migrations import Migration, make_engine, migrate, transaction
-from charter.goals.tables import as_utc
-from charter.memory.policy import MemoryPolicy
+from charter.compile.specs.memory import MemoryPolicy
+from charter.store.clock import Clock, as_utc, utcnow
+from charter.store.migrations import MigratedStore, Migration, transaction
 
-Clock = Callable[[], datetime]
 Scrub = Callable[[str], str]
 ELLIPSIS = "…"
 _TOKENS = regex.compile(r"[A-Za-z0-9]+|\S")
 # clause ends; a comma or full stop between digits (1,000  3.5) ends nothing
 _CLAUSE_END = regex.compile(r"[。！？!?；;，、\n\r]|(?<![0-9]),|,(?![0-9])|\.(?![0-9A-Za-z])")
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def estimate_tokens(text: str) -> int:
@@ -215,29 +210,17 @@ def _pg_window_lock(user_id: str, session_id: str) -> int:
     return digest - (1 << 32) if digest >= 1 << 31 else digest
 
 
-class SqlShortTermStore:
+class SqlShortTermStore(MigratedStore):
     """Turns in ``short_term_turn`` keyed by (user_id, session_id, seq); SQLite by default,
-    PostgreSQL by URL, or an engine from ``goals.migrations.make_engine`` shared with other
+    PostgreSQL by URL, or an engine from ``store.migrations.make_engine`` shared with other
     stores (left open by ``close``). The schema is migrated (component ``short_term``) when it
     opens."""
 
     def __init__(self, url: str | Engine) -> None:
-        self._owned = not isinstance(url, Engine)
-        self._engine = make_engine(url) if not isinstance(url, Engine) else url
-        try:
-            migrate(self._engine, component=COMPONENT, migrations=SHORT_TERM_MIGRATIONS)
-        except BaseException:
-            if self._owned:
-                self._engine.dispose()
-            raise
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
+        super().__init__(url, COMPONENT, SHORT_TERM_MIGRATIONS)
 
     def close(self) -> None:
-        if self._owned:
-            self._engine.dispose()
+        self.dispose()
 
     def append(self, turn: Turn, keep: int) -> Turn:
         where = (TURNS.c.user_id == turn.user_id, TURNS.c.session_id == turn.session_id)

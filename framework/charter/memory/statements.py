@@ -26,8 +26,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from charter.compile.specs.memory import ORIGIN_SOURCE, MemoryPolicy, Origin, Statement
 from charter.memory.pipeline import Candidate
-from charter.memory.policy import ORIGIN_SOURCE, MemoryPolicy, Origin, Statement
 
 # a value ending so is a negated statement (青霉素不 of 我对青霉素不过敏)
 _NEGATED = re.compile(r"(?:不|没|没有|未|并不|从不|从没|不会)$")

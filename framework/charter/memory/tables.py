@@ -24,8 +24,8 @@ from typing import Any, Literal, cast
 import sqlalchemy as sa
 from sqlmodel import Field, Index, SQLModel
 
-from charter.goals.tables import as_utc
 from charter.memory.records import Fact, FactStatus, Source
+from charter.store.clock import as_utc
 
 Action = Literal[
     "write",  # a new fact stored (also a contradicted one: the reason says so)

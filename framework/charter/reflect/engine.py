@@ -17,8 +17,8 @@ from charter.compile.compiled import CompiledPack, CompiledRule
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
 from charter.compile.relevance import rule_sources
-from charter.protocols import Item, Repair, RepairArg, RepairInput
-from charter.registry import Registry
+from charter.contracts.registry import Registry
+from charter.contracts.rules import Item, Repair, RepairArg, RepairInput
 
 Verdict = Literal["pass", "fixed", "retry", "escalate", "block"]
 VERDICTS: tuple[Verdict, ...] = ("pass", "fixed", "retry", "escalate", "block")

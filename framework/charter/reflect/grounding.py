@@ -39,7 +39,7 @@ from functools import lru_cache
 from typing import Any, cast
 
 from charter.compile.literals import fold_width
-from charter.protocols import Extractor, Item, as_decimal
+from charter.contracts.rules import Extractor, Item, as_decimal
 from charter.reflect.identifier import IdentifierExtractor
 
 GROUNDED_KINDS = (

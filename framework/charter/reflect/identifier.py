@@ -14,7 +14,7 @@ Deliberately not matched, because another extractor owns them or they are no cod
 * numeric dates and year-months written with hyphens (``2024-05-01``, ``2024-05``, ``05-01``);
 * words without a digit (``VIP``, ``Wi-Fi``) and runs shorter than four characters (``5G``).
 
-Language-neutral and installed by ``charter.builtin``: the model-text checks
+Language-neutral and installed by ``charter.plugins.builtin``: the model-text checks
 (``charter.reflect.grounding``) ask that every identifier an answer writes occurs in what the
 turn gave it.
 """
@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from charter.compile.literals import fold_width
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 
 MIN_LENGTH = 4
 # a run of at least MIN_LENGTH letters, digits and inner hyphens holding a digit, not glued to

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from charter.protocols import Extractor
+from charter.contracts.rules import Extractor
 from charter.reflect.degenerate import Degenerate, degenerate, language_of
 from charter.reflect.engine import Finding
 from charter.reflect.grounding import Ungrounded, ungrounded

@@ -1,4 +1,4 @@
-"""DSL predicates over model text, installed by ``charter.builtin``: the checks of
+"""DSL predicates over model text, installed by ``charter.plugins.builtin``: the checks of
 ``charter.reflect.degenerate`` for pack authors.
 
 * ``echoes(output, <value>)``: the subject repeats a piece of at least ``ECHO_MIN`` characters
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from charter.protocols import ArgKind, Predicate
+from charter.contracts.rules import ArgKind, Predicate
 
 # each check imports charter.reflect.degenerate when it is called: registering the predicates
 # (every command that loads plugins) should not compile its thirty-odd patterns

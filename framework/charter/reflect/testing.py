@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from charter.compile.compiled import CompiledCase, CompiledPack
-from charter.conversations.diff import char_diff
+from charter.compile.specs.goals import GoalCase
+from charter.compile.specs.skills import SkillCase
 from charter.diagnostics import Diagnostic, Location
-from charter.goals.spec import GoalCase
 from charter.reflect.engine import CheckResult, Engine
-from charter.skills.spec import SkillCase
+from charter.text.diff import char_diff
 
 if TYPE_CHECKING:
     from charter.compile.conversations import Conversation

@@ -30,10 +30,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from charter._version import __version__
 from charter.agent import Agent
 from charter.config import Config
-from charter.config_specs import every_seconds
-from charter.goals.migrations import SchemaError
+from charter.config.specs import every_seconds
+from charter.contracts.registry import Registry
 from charter.llm.errors import LLMError
-from charter.registry import Registry
 from charter.serve import views
 from charter.serve.auth import Tenants, scoped, tenant_problems
 from charter.serve.body import parse_turn
@@ -54,6 +53,7 @@ from charter.serve.models import (
     TurnReply,
     TurnRequest,
 )
+from charter.store.migrations import SchemaError
 
 log = logging.getLogger("charter.serve")
 AgentFactory = Callable[[], Agent]
@@ -85,7 +85,7 @@ def default_agent(
 ) -> Agent:
     """The agent the configuration describes, ``[model.options]`` given to its backend."""
     from charter.agent.configured import agent_from_config, make_llm
-    from charter.plugins import default_host
+    from charter.plugins.host import default_host
 
     registry = registry or default_host().registry
     llm = make_llm(config, registry, config.model.options)

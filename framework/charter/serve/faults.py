@@ -22,10 +22,10 @@ import sqlalchemy as sa
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from charter.goals.migrations import SQLITE_BUSY_TIMEOUT_MS
-from charter.masking import mask_text, mask_url, url_secrets
 from charter.serve.errors import ApiError, internal
 from charter.serve.logs import logged_path
+from charter.store.migrations import SQLITE_BUSY_TIMEOUT_MS
+from charter.text.masking import mask_text, mask_url, url_secrets
 
 log = logging.getLogger("charter.serve")
 
@@ -102,7 +102,7 @@ def probe(engine: sa.Engine) -> str | None:
     try:
         with engine.connect() as conn:
             if conn.dialect.name == "sqlite":
-                # the driver is in autocommit mode (goals.migrations): BEGIN is ours to send
+                # the driver is in autocommit mode (store.migrations): BEGIN is ours to send
                 conn.exec_driver_sql(f"PRAGMA busy_timeout={PROBE_WAIT_MS}")
                 try:
                     conn.exec_driver_sql("BEGIN IMMEDIATE")

@@ -23,8 +23,8 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
-from charter.goals.migrations import Migration, make_engine, migrate, transaction
 from charter.skills.breaker import CLOSED, BreakerRow, State
+from charter.store.migrations import MigratedStore, Migration, transaction
 
 COMPONENT = "skill_breaker"
 _T = TypeVar("_T")
@@ -115,31 +115,19 @@ def _values(row: BreakerRow) -> dict[str, Any]:
     }
 
 
-class SqlBreakerState:
+class SqlBreakerState(MigratedStore):
     """Breaker rows in the database at ``url_or_engine`` (SQLite or PostgreSQL), migrated on
     opening. An engine passed in stays the caller's to dispose of."""
 
     wall_clock = True
 
     def __init__(self, url_or_engine: str | sa.URL | Engine) -> None:
-        owned = not isinstance(url_or_engine, Engine)
-        engine = url_or_engine if isinstance(url_or_engine, Engine) else make_engine(url_or_engine)
-        try:
-            migrate(engine, component=COMPONENT, migrations=MIGRATIONS)
-        except BaseException:
-            if owned:
-                engine.dispose()
-            raise
-        self._engine = engine
-        self._owned = owned
+        super().__init__(url_or_engine, COMPONENT, MIGRATIONS)
+        engine = self._engine
         dialect = engine.dialect.name
         # the first change of a skill creates its row; two processes may try at once
         insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
         self._create = insert(_TABLE).on_conflict_do_nothing(index_elements=["name"])
-
-    @property
-    def engine(self) -> Engine:
-        return self._engine
 
     def read(self, name: str) -> BreakerRow:
         with self._engine.connect() as conn:
@@ -168,11 +156,4 @@ class SqlBreakerState:
             return sorted(conn.scalars(sa.select(_TABLE.c.name)))
 
     def close(self) -> None:
-        if self._owned:
-            self._engine.dispose()
-
-    def __enter__(self) -> SqlBreakerState:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.dispose()

@@ -9,10 +9,10 @@ from pathlib import Path
 from types import TracebackType
 
 from charter.compile.compiled import CompiledPack
-from charter.registry import Registry
+from charter.compile.specs.skills import SkillCase
+from charter.contracts.registry import Registry
 from charter.skills.breaker import BreakerRegistry
 from charter.skills.runner import SkillOutcome, SkillRunner
-from charter.skills.spec import SkillCase
 from charter.skills.tickets import TicketStore
 
 

@@ -24,18 +24,17 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Engine
 
-from charter.goals.migrations import MigratedStore, Migration, transaction
-from charter.goals.privacy import scrub_json
+from charter.store.clock import Clock, utcnow
+from charter.store.migrations import MigratedStore, Migration, transaction
+from charter.store.privacy import scrub_json
 
 COMPONENT = "executions"
-Clock = Callable[[], datetime]
 State = Literal["running", "done", "unknown"]
 # failures after which the skill certainly changed nothing: the key is released for a retry
 RETRYABLE = frozenset({"invalid_args", "breaker_open", "error"})
@@ -100,10 +99,6 @@ class Executed:
 class Once:
     executed: Executed | None  # None: another caller is still executing it
     replayed: bool  # the skill did not run for this caller
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class ExecutionLedger(MigratedStore):

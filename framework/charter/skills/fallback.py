@@ -15,13 +15,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from charter.compile.build import Builder
-from charter.compile.env import Env
-from charter.compile.literals import LiteralTable
-from charter.compile.primitives import literals_of
-from charter.events import Fallback
-from charter.registry import Registry
-from charter.skills.spec import Action, Condition, FallbackStep, SkillsSpec, fill_args
+from charter.compile.program import Program
+from charter.compile.specs.skills import Action, Condition, FallbackStep, SkillsSpec, fill_args
+from charter.contracts.events import Fallback
+from charter.contracts.registry import Registry
 from charter.skills.tickets import TicketStoreProtocol as Tickets
 
 HANDOFF_TEXT = "已为您转接人工客服，工单号 {ticket}，稍后会有专人联系您。"
@@ -120,10 +117,7 @@ class FallbackRunner:
             for c in s.when
             if c.expr is not None
         ]
-        self._table = LiteralTable(sorted(set().union(set(), *(literals_of(e) for e in exprs))))
-        builder = Builder(self._table.ids, constants or {}, registry.predicates)
-        self._tests = {id(e): builder.expr(e) for e in exprs}
-        self._extractors = registry.extractors
+        self._program = Program(((id(e), e) for e in exprs), registry, constants)
         # per protocol, the steps that can apply after a call that succeeded, their cheap
         # conditions first (a DSL expression last: it builds an environment)
         self._after_success = {
@@ -164,8 +158,8 @@ class FallbackRunner:
             return ctx.confidence is not None and ctx.confidence < cond.number
         assert cond.expr is not None
         # the DSL reads context.<path> from the context mapping itself
-        env = Env("", ctx.query, ctx.subject(), self._table, self._extractors)
-        return bool(self._tests[id(cond.expr)](env))
+        env = self._program.env(input=ctx.query, context=ctx.subject())
+        return bool(self._program[id(cond.expr)](env))
 
     def run(
         self,

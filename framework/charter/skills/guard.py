@@ -16,14 +16,12 @@ import jsonschema
 import jsonschema_rs
 import regex
 
-from charter.compile.build import Builder, Test
-from charter.compile.env import Env
-from charter.compile.literals import LiteralTable
-from charter.compile.primitives import literals_of
+from charter.compile.build import Test
+from charter.compile.program import Program
+from charter.compile.specs.skills import SkillContract
+from charter.contracts.registry import Registry
 from charter.dsl import ast as A
-from charter.patterns import PatternTimeout, bounded
-from charter.registry import Registry
-from charter.skills.spec import SkillContract
+from charter.text.patterns import PatternTimeout, bounded
 
 DEFAULT_INVALID = "参数{field}不符合要求，请调整后重试"
 DEFAULT_INVALID_ALL = "参数不符合要求，请调整后重试"
@@ -99,14 +97,13 @@ class ContractGuard:
         self._fast_output = jsonschema_rs.Draft202012Validator(
             contract.output_schema, validate_formats=True
         )
-        exprs = [c.check for c in contract.constraints]
-        self._table = LiteralTable(sorted(set().union(set(), *(literals_of(e) for e in exprs))))
-        builder = Builder(self._table.ids, constants, registry.predicates)
+        self._program = Program(
+            ((i, c.check) for i, c in enumerate(contract.constraints)), registry, constants
+        )
         self._constraints: list[tuple[Test, frozenset[str], str, str, tuple[str, ...]]] = [
-            (builder.expr(c.check), _arg_names(c.check), c.message, c.source, c.asks)
-            for c in contract.constraints
+            (self._program[i], _arg_names(c.check), c.message, c.source, c.asks)
+            for i, c in enumerate(contract.constraints)
         ]
-        self._extractors = registry.extractors
 
     def check_args(self, args: Mapping[str, Any]) -> Violation | None:
         """The first problem with ``args`` (schema first, then constraints), or None.
@@ -129,7 +126,7 @@ class ContractGuard:
                 DEFAULT_INVALID.format(field=prop) if prop else DEFAULT_INVALID_ALL
             )
             return Violation(message, prop, keyword, first.message, missing)
-        env = Env("", "", {"args": args}, self._table, self._extractors)
+        env = self._program.env(context={"args": args})
         for test, names, message, source, asks in self._constraints:
             if names and not all(n in args for n in names):
                 continue

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from charter.extensions import Skill
+from charter.contracts.skills import Skill
 
 
 class Outage:

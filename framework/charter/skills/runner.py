@@ -28,12 +28,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from charter.registry import Registry
+from charter.compile.specs.skills import SkillContract, SkillsSpec
+from charter.contracts.registry import Registry
 from charter.skills.breaker import BreakerOpenError, BreakerRegistry, BreakerSettings
 from charter.skills.executions import Executed, ExecutionLedger
 from charter.skills.fallback import CallContext, Failure, FallbackOutcome, FallbackRunner
 from charter.skills.guard import ContractGuard
-from charter.skills.spec import SkillContract, SkillsSpec
 from charter.skills.tickets import TicketStoreProtocol
 from charter.skills.workers import Workers
 

@@ -27,27 +27,22 @@ import builtins
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal, Protocol, cast, get_args
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from charter.goals.migrations import MigratedStore, transaction
-from charter.goals.privacy import scrub_json
-from charter.goals.tables import as_utc
 from charter.skills.tickets_migrations import COMPONENT, TICKET_MIGRATIONS
+from charter.store.clock import Clock, as_utc, utcnow
+from charter.store.migrations import MigratedStore, transaction
+from charter.store.privacy import scrub_json
 
-Clock = Callable[[], datetime]
 TicketStatus = Literal["open", "assigned", "closed"]
 STATUSES: tuple[TicketStatus, ...] = get_args(TicketStatus)
 DEFAULT_QUEUE = "human"
 DEFAULT_LIMIT = 50
 ID_PREFIX = "T-"
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def ticket_id(seq: int) -> str:
@@ -189,7 +184,7 @@ _NEXT_SEQ = sa.select(sa.func.coalesce(sa.func.max(T.c.seq), 0) + 1)
 
 class TicketStore(MigratedStore):
     """Handoff tickets in SQL (SQLite by default, PostgreSQL by URL, or an engine from
-    ``goals.migrations.make_engine`` shared with other stores and left open by ``dispose``),
+    ``store.migrations.make_engine`` shared with other stores and left open by ``dispose``),
     migrated on open. ``clock`` stamps every row (tests pass a fake one).
 
     ``close(ticket_id, note)`` closes a *ticket*; the store's own connections are released by

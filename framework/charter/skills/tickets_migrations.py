@@ -1,5 +1,5 @@
 """The tickets component's migrations (``charter_schema_version`` rows with component
-``tickets``), applied by ``charter.goals.migrations.migrate`` under its cross-process lock.
+``tickets``), applied by ``charter.store.migrations.migrate`` under its cross-process lock.
 
 Each migration is a frozen snapshot of the DDL at its version, never ``tickets.TICKETS`` as it
 is today: version 1 must create what version 2 expects to alter, whatever the table becomes.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from charter.goals.migrations import Migration
+from charter.store.migrations import Migration
 
 COMPONENT = "tickets"
 

@@ -32,11 +32,12 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from charter.masking import mask_text
+from charter.store.clock import utcnow
+from charter.text.masking import mask_text
 from charter.traces.model import Default, Trace, TraceStep, jsonable, opaque
 
 Clock = Callable[[], float]
@@ -58,10 +59,6 @@ def _base32(n: int, width: int) -> str:
 
 def _wall_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 class TraceIds:

@@ -30,7 +30,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from charter.goals.migrations import MigratedStore, transaction
+from charter.store.migrations import MigratedStore, transaction
 from charter.traces.migrations import COMPONENT, TRACE_MIGRATIONS
 from charter.traces.model import Trace, TraceStep, as_utc, jsonable
 
@@ -117,7 +117,7 @@ def _trace(m: Mapping[Any, Any], steps: builtins.list[TraceStep]) -> Trace:
 
 
 class TraceStore(MigratedStore):
-    """Traces in SQL (a URL, or an engine from ``goals.migrations.make_engine`` shared with
+    """Traces in SQL (a URL, or an engine from ``store.migrations.make_engine`` shared with
     other stores and left open by ``dispose``), migrated on open."""
 
     def __init__(self, url: str | Engine) -> None:

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from charter.extensions import Completion, Message
+from charter.contracts.models import Completion, Message
 from charter_llamacpp.errors import BackendUnavailable, GrammarError, ModelFileError, PromptError
 from charter_llamacpp.logprobs import TokenStats, mean_entropy, token_stats
 from charter_llamacpp.model_cache import ensure_default_model

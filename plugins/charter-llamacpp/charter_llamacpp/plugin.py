@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from charter.extensions import LLMBackend
-from charter.hookspecs import hookimpl
+from charter.contracts.models import LLMBackend
+from charter.plugins.hookspecs import hookimpl
 
 if TYPE_CHECKING:
     from charter_llamacpp.llm import LlamaCppLLM

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from charter.extensions import Skill
-from charter.hookspecs import hookimpl
+from charter.contracts.skills import Skill
+from charter.plugins.hookspecs import hookimpl
 from charter_skills.compliance import ComplianceCheck
 from charter_skills.ecommerce import (
     CouponCheck,

@@ -11,7 +11,7 @@ import re
 from decimal import Context
 from typing import Any
 
-from charter.protocols import Item
+from charter.contracts.rules import Item
 
 ASCII_ALNUM = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 DIGITS = frozenset("0123456789")

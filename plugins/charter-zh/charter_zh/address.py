@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import regex
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh.regions import PROVINCE, Candidates, Hit, Regions, regions
 from charter_zh.web import outside_links
 

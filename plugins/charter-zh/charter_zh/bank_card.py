@@ -30,7 +30,7 @@ import re
 
 from stdnum import luhn
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh.id_card import id_number
 from charter_zh.web import outside_links
 

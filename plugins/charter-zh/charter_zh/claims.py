@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from charter.protocols import ArgKind, Item, ValueKind
+from charter.contracts.rules import ArgKind, Item, ValueKind
 
 _TIME = (
     "上周|上次|上回|之前|以前|此前|刚才|刚刚|昨天|前天|前几天|上个月|上月|去年|曾经|早些时候|那天"

@@ -25,7 +25,7 @@ import re
 from datetime import date
 from typing import Any
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh._common import ASCII_ALNUM, DIGITS, non_overlapping
 from charter_zh.web import outside_links
 

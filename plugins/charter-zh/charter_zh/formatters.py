@@ -58,7 +58,7 @@ from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from charter.protocols import Formatter
+from charter.contracts.rules import Formatter
 from charter_zh._common import EXACT
 from charter_zh.dates import DateExtractor
 from charter_zh.money import MoneyExtractor

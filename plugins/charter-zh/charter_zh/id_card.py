@@ -34,7 +34,7 @@ from datetime import date
 from stdnum.cn import ric
 from stdnum.exceptions import ValidationError
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh.web import outside_links
 
 # Led by a digit class (a scan that stops only at digits); the lookbehind after the first digit

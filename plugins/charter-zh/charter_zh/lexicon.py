@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from types import MappingProxyType
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh._common import ASCII_ALNUM
 
 _ALNUM_CLASS = "[0-9A-Za-z]"

@@ -23,7 +23,7 @@ import re
 from decimal import Decimal
 from functools import lru_cache
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh._common import DIGITS, cn2an_value, is_cjk
 from charter_zh.rmb import canonical_value
 

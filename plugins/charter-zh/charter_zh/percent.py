@@ -21,7 +21,7 @@ import re
 from decimal import Decimal
 from functools import lru_cache
 
-from charter.protocols import Item, ValueKind, decimal_places
+from charter.contracts.rules import Item, ValueKind, decimal_places
 from charter_zh._common import (
     ASCII_ALNUM,
     DIGITS,

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import phonenumbers
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh._common import ASCII_ALNUM, DIGITS, non_overlapping
 from charter_zh.web import outside_links
 

@@ -1,6 +1,6 @@
 """PII recognizers for the memory write pipeline, built on the plugin's extractors.
 
-Each implements ``charter.extensions.PiiRecognizer`` and reports what one extractor finds:
+Each implements ``charter.contracts.pii.PiiRecognizer`` and reports what one extractor finds:
 
 ==============  ============  ===============  ================================================
 name            kind          placeholder      from
@@ -32,7 +32,7 @@ are read as one number when, separators removed, it is one: an ID number with it
 character and birth date, a card number passing Luhn with a network's prefix, a mobile number.
 A group of digits that is none of these (an order number, a date) is left alone.
 
-Before any of this the text is normalised (``charter.unicode_norm``: NFKC of every character
+Before any of this the text is normalised (``charter.text.unicode_norm``: NFKC of every character
 whose compatibility form is a letter or a digit, ``１３８`` and ``⑴`` alike); a match is
 reported with the span of the text as given, so a redaction replaces the characters the user
 typed, whatever their width.
@@ -53,9 +53,9 @@ from functools import lru_cache
 
 from stdnum import luhn
 
-from charter.extensions import PiiMatch
-from charter.protocols import Extractor, Item
-from charter.unicode_norm import Normalized, normalize
+from charter.contracts.pii import PiiMatch
+from charter.contracts.rules import Extractor, Item
+from charter.text.unicode_norm import Normalized, normalize
 from charter_zh import pii_context
 from charter_zh.address import AddressExtractor
 from charter_zh.bank_card import BankCardExtractor, issued

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from charter.extensions import PiiRecognizer
-from charter.hookspecs import hookimpl
-from charter.protocols import Extractor, Formatter, Predicate
+from charter.contracts.pii import PiiRecognizer
+from charter.contracts.rules import Extractor, Formatter, Predicate
+from charter.plugins.hookspecs import hookimpl
 from charter_zh.address import AddressExtractor
 from charter_zh.bank_card import BankCardExtractor
 from charter_zh.claims import BackedByMemory, UserClaimExtractor

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh._common import DIGITS
 from charter_zh.web import outside_links
 

@@ -43,7 +43,7 @@ import re
 from datetime import date, datetime
 from functools import lru_cache
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh.time_expr import Step, TimeExpr, TimeSpan, pm_hour
 from charter_zh.time_words import KEYS, Token, scan
 from charter_zh.web import outside_links

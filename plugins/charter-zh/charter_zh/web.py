@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 
-from charter.protocols import Item, ValueKind
+from charter.contracts.rules import Item, ValueKind
 from charter_zh._common import ASCII_ALNUM
 
 _URL_CHARS = r"A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%"

@@ -10,7 +10,7 @@ import pytest
 
 from charter.agent.calls import at
 from charter.agent.parts import slot_args
-from charter.registry import Registry
+from charter.contracts.registry import Registry
 
 RESULT = {
     "status": "booked",

@@ -11,8 +11,8 @@ import pytest
 
 from charter.agent import Agent
 from charter.compile.api import compile_path
+from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
-from charter.registry import Registry
 
 GOALS = """\
 intents:

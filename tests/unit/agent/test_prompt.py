@@ -7,7 +7,7 @@ import pytest
 
 from charter.agent.prompt import MAX_LINE, PromptParts, assemble
 from charter.agent.reply import ReflectionRecord, is_negation
-from charter.extensions import Message
+from charter.contracts.models import Message
 
 
 def chars(text: str) -> int:

@@ -7,7 +7,7 @@ import pytest
 
 from charter.agent.reply import ReflectionRecord
 from charter.agent.selfcheck import GRAMMAR, SelfCheck, SelfReflection, parse
-from charter.events import ReflectionAlert
+from charter.contracts.events import ReflectionAlert
 from charter.llm.scripted import ScriptedLLM
 
 FAILED = ReflectionRecord(goal_aligned=False, constraints_ok=True, uncertain=False)

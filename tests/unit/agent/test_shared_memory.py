@@ -22,12 +22,12 @@ from charter.agent import shared as agent_shared
 from charter.agent.configured import agent_options
 from charter.agent.parts import AgentOptions
 from charter.agent.steps import Planned
+from charter.compile.specs.memory import MemoryPolicy
 from charter.config import load_config
 from charter.llm.scripted import ScriptedLLM
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor
 from charter.memory.shared import SharedMemory, SharedSettings
-from charter.plugins import default_registry
+from charter.plugins.host import default_registry
 
 KEY = b"k" * 32
 NOW = datetime.fromisoformat("2025-06-30T10:00:00+08:00")

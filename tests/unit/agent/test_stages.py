@@ -18,7 +18,7 @@ import pytest
 from charter.agent import Agent, Reply
 from charter.conversations.runner import fresh
 from charter.llm.scripted import ScriptedLLM
-from charter.plugins import default_registry
+from charter.plugins.host import default_registry
 from charter.skills.outage import Outage
 
 KEY = b"k" * 32

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from charter.compile.api import compile_path
-from charter.plugins import default_host
+from charter.plugins.host import default_host
 from tests.unit.benchmarks.smoke import check_lines, run_quick
 
 ROOT = Path(__file__).resolve().parents[3]

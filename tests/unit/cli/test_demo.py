@@ -27,9 +27,9 @@ from typer.testing import CliRunner
 import charter.cli.demo as demo
 from charter.cli.demo_render import PlainDemoOut, RichDemoOut
 from charter.cli.demo_script import CONVERSATIONS, FEATURES
+from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
-from charter.plugins import default_registry
-from charter.registry import Registry
+from charter.plugins.host import default_registry
 from charter.skills.outage import Outage
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -186,8 +186,8 @@ def test_a_learned_patch_that_would_not_validate_is_taken_back(
     here: Path, charter: RunCharter, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import charter.learn.generalise as generalise_module
+    from charter.compile.specs.learn import ParameterMapping, ValueExpr
     from charter.learn.generalise import Learned
-    from charter.learn.spec import ParameterMapping, ValueExpr
 
     fill("sqlite:///log.db")
     bad = ParameterMapping(

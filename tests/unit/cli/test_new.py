@@ -25,9 +25,10 @@ from packaging.version import Version
 from charter._version import __version__
 from charter.cli.main import main
 from charter.compile.api import compile_path
-from charter.extensions import PackRef, Skill
-from charter.plugins import registry_from
-from charter.protocols import Extractor
+from charter.contracts.packs import PackRef
+from charter.contracts.rules import Extractor
+from charter.contracts.skills import Skill
+from charter.plugins.host import registry_from
 from charter.reflect.engine import Engine
 from charter.reflect.testing import Coverage, run_pack
 

@@ -182,7 +182,9 @@ def test_a_command_whose_module_fails_to_import_is_an_internal_error(
 
 def test_loading_the_plugins_imports_no_compiler(tmp_path: Path) -> None:
     """The built-in plugins register objects whose implementations load when first used."""
-    modules = imported_after("from charter.plugins import default_host\ndefault_host()", tmp_path)
+    modules = imported_after(
+        "from charter.plugins.host import default_host\ndefault_host()", tmp_path
+    )
     assert tops(modules) & (HEAVY | COMPILER) == set()
     assert "charter.reflect.degenerate" not in modules
 

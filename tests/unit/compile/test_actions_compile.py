@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from charter.registry import Registry
+from charter.contracts.registry import Registry
 from tests.unit.compile.test_skills_compile import Diag, compile_files, with_skills
 
 CONTRACT = """\

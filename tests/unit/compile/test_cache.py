@@ -10,7 +10,7 @@ import pytest
 
 from charter.compile import api
 from charter.compile.api import compile_path
-from charter.registry import Registry
+from charter.contracts.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 from charter.compile.api import compile_path
 from charter.compile.build import Builder
 from charter.compile.codegen import rule_function
+from charter.contracts.registry import Registry
 from charter.dsl.parser import parse_expr
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKS = ["domains/finance", "domains/ecommerce", "domains/medical"]

@@ -21,9 +21,9 @@ from charter.compile.conversations import (
     parse_time,
     template_matches,
 )
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, sort_diagnostics
 from charter.pack.yamlsrc import load_yaml
-from charter.registry import Registry
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "conversations" / "balance"
 FILE = "tests/conversations/talk.yaml"

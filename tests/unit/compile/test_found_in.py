@@ -25,10 +25,10 @@ from charter.compile.env import Env, Grounds
 from charter.compile.literals import LiteralTable
 from charter.compile.primitives import comparable, ground_texts, item_key
 from charter.compile.relevance import info
+from charter.contracts.registry import Registry
+from charter.contracts.rules import Extractor, Item, ValueKind
 from charter.dsl.parser import parse_expr
-from charter.protocols import Extractor, Item, ValueKind
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 from tests.unit.conftest import CompileText, one_rule
 
 EVERY_MONEY = "every money in output found in context.g"

@@ -14,9 +14,7 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
-from charter.compile.values import ValueSyntaxError, is_expression, is_numeric, parse_value
-from charter.diagnostics import Diagnostic, sort_diagnostics
-from charter.learn.spec import (
+from charter.compile.specs.learn import (
     Calibration,
     LearningSpec,
     ParameterMapping,
@@ -24,8 +22,10 @@ from charter.learn.spec import (
     Triggers,
     ValueExpr,
 )
+from charter.compile.values import ValueSyntaxError, is_expression, is_numeric, parse_value
+from charter.contracts.registry import Registry
+from charter.diagnostics import Diagnostic, sort_diagnostics
 from charter.pack.model import patches_dir
-from charter.registry import Registry
 
 PACK = "name: learn\nversion: 0.1.0\n"
 GOALS = """\

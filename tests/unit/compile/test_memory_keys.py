@@ -8,8 +8,8 @@ from pathlib import Path
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from charter.compile.api import compile_path
-from charter.hookspecs import hookimpl
-from charter.plugins import registry_from
+from charter.contracts.registry import Registry
+from charter.plugins.hookspecs import hookimpl
+from charter.plugins.host import registry_from
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 
 
 class MentionsAny:

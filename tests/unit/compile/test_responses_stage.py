@@ -11,8 +11,8 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.response_spec import BUILTIN, EVENTS, variant_ids
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, sort_diagnostics
-from charter.registry import Registry
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "conversations" / "balance"
 

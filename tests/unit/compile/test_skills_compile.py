@@ -16,11 +16,11 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
+from charter.compile.specs.skills import Action, BreakerSpec, Condition, SkillCase, SkillsSpec
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, SourceCache, render_text, sort_diagnostics
 from charter.dsl import ast as A
-from charter.registry import Registry
 from charter.skills.runner import SkillRunner
-from charter.skills.spec import Action, BreakerSpec, Condition, SkillCase, SkillsSpec
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests/fixtures/broken.expected.txt"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from charter.compile.api import compile_path
-from charter.registry import Registry
+from charter.contracts.registry import Registry
 
 PACK = "name: pii\nversion: 0.1.0\n"
 

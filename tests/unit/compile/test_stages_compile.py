@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from charter.registry import Registry
+from charter.contracts.registry import Registry
 from tests.unit.compile.test_actions_compile import CONTRACT
 from tests.unit.compile.test_skills_compile import compile_files, with_skills
 

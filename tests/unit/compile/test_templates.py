@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from charter.compile.templates import Field, TemplateError, parse_template, plain
-from charter.plugins import default_host
-from charter.protocols import Formatter
+from charter.contracts.rules import Formatter
+from charter.plugins.host import default_host
 
 FORMATTERS: dict[str, Formatter] = dict(default_host().registry.formatters)
 

@@ -17,7 +17,7 @@ from charter.config import (
     TenantConfig,
     load_config,
 )
-from charter.settings import PluginSettings, load_settings
+from charter.config.settings import PluginSettings, load_settings
 from tests.unit.config.helpers import Load
 
 FULL = """\

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
-from charter.config_show import render_json, render_toml
+from charter.config.show import render_json, render_toml
 from tests.unit.config.helpers import Load, headlines
 
 SCRIPTED = """\

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from charter.config import Secret
-from charter.config_show import render_json, render_toml
+from charter.config.show import render_json, render_toml
 from tests.cli_run import RunCharter
 from tests.unit.config.helpers import Load, headlines
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from charter.config_toml import KeyPath, key_positions, redact
+from charter.config.toml import KeyPath, key_positions, redact
 
 TEXT = """\
 # a comment: key = 1

@@ -11,8 +11,8 @@ from typing import Any
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.compile.conversations import EVENT_KINDS
+from charter.contracts.registry import Registry
 from charter.conversations.coverage import coverage_of
-from charter.registry import Registry
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "conversations" / "balance"
 

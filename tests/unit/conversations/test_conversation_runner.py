@@ -12,9 +12,9 @@ from pathlib import Path
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.conversations.runner import ConversationResult, run_conversations
 from charter.goals.store import GoalStore
-from charter.registry import Registry
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "conversations" / "balance"
 

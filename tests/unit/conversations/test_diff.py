@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from charter.conversations.diff import char_diff, units
+from charter.text.diff import char_diff, units
 
 BALANCE = "尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。"
 

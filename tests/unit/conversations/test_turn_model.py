@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from charter.contracts.models import Message
 from charter.conversations.model import TurnModel, Unscripted
-from charter.extensions import Message
 from charter.llm.errors import LLMBadResponse
 
 ASK = [Message("user", "你好")]

@@ -21,11 +21,11 @@ import pytest
 import yaml
 
 from charter.compile.api import compile_path
+from charter.contracts.registry import Registry
 from charter.diagnostics import CODES, render_text
-from charter.plugins import default_registry
+from charter.plugins.host import default_registry
 from charter.reflect.engine import Engine
 from charter.reflect.testing import Coverage, run_pack
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 DOCS = ROOT / "docs"

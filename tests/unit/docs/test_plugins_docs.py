@@ -1,7 +1,7 @@
 """Meta-tests of ``docs/plugins.md`` (Datasette's rule: a hook missing from the docs or without a
 test fails the build).
 
-* every hook of ``charter.hookspecs`` has a ``### name`` section, and there is no other;
+* every hook of ``charter.plugins.hookspecs`` has a ``### name`` section, and there is no other;
 * its ``python signature`` block is exactly the spec's signature;
 * its ``python example`` block, executed as a plugin module, registers cleanly and the hook,
   called through a real ``PluginHost``, does what the section says;
@@ -21,12 +21,19 @@ from typing import Any
 
 import pytest
 
-from charter import hookspecs
-from charter.events import Fallback, GoalTransition, MemoryWrite, Reflection, ReflectionAlert
-from charter.extensions import Completion, Message, PiiMatch
-from charter.plugins import PluginHost, make_plugin_manager
-from charter.protocols import Item, RepairInput
-from charter.settings import PluginSettings
+from charter.config.settings import PluginSettings
+from charter.contracts.events import (
+    Fallback,
+    GoalTransition,
+    MemoryWrite,
+    Reflection,
+    ReflectionAlert,
+)
+from charter.contracts.models import Completion, Message
+from charter.contracts.pii import PiiMatch
+from charter.contracts.rules import Item, RepairInput
+from charter.plugins import hookspecs
+from charter.plugins.host import PluginHost, make_plugin_manager
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC = ROOT / "docs" / "plugins.md"

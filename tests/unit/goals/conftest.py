@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from charter.events import GoalTransition
+from charter.contracts.events import GoalTransition
 from charter.goals.store import GoalStore
 from charter.goals.tables import Goal
 from tests.postgres import fresh_schema

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from charter.compile.api import compile_path
+from charter.contracts.registry import Registry
 from charter.goals.planner import Planner
 from charter.goals.plans import Plan, state_from
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -13,17 +13,10 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from charter.goals.migrations import (
-    GOAL_MIGRATIONS,
-    SCHEMA_TABLE,
-    Migration,
-    SchemaError,
-    make_engine,
-    migrate,
-    schema_versions,
-)
+from charter.goals.migrations import GOAL_MIGRATIONS, migrate, schema_versions
 from charter.goals.store import GoalStore
 from charter.goals.tables import TABLES
+from charter.store.migrations import SCHEMA_TABLE, Migration, SchemaError, make_engine
 
 
 def tables_in(engine: sa.Engine) -> set[str]:
@@ -171,7 +164,8 @@ def test_threads_racing_to_migrate_apply_each_migration_once(goal_db_url: str) -
 
 MIGRATE_IN_A_PROCESS = """
 import sys
-from charter.goals.migrations import make_engine, migrate
+from charter.goals.migrations import migrate
+from charter.store.migrations import make_engine
 print(migrate(make_engine(sys.argv[1])))
 """
 

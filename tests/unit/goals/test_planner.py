@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from charter.compile.api import compile_path
+from charter.compile.specs.goals import GoalsSpec
+from charter.contracts.registry import Registry
 from charter.goals.planner import OpenGoal, Planner, SessionState, slot_value, state_from
-from charter.goals.spec import GoalsSpec
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 TRAVEL = ROOT / "tests" / "fixtures" / "goals" / "travel"

@@ -9,10 +9,10 @@ import pytest
 
 from charter.cli.main import main
 from charter.compile.api import compile_path
+from charter.compile.specs.goals import GoalsSpec
+from charter.contracts.registry import Registry
 from charter.goals.alignment import ActiveGoal, AlignmentChecker
-from charter.goals.spec import GoalsSpec
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 TRAVEL = ROOT / "tests" / "fixtures" / "goals" / "travel"

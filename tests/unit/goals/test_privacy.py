@@ -15,11 +15,11 @@ import sqlalchemy as sa
 
 from charter.agent.parts import goal_privacy
 from charter.compile.api import compile_path
-from charter.goals.privacy import SEALED, NoPrivacy, PiiGoalPrivacy
+from charter.contracts.registry import Registry
 from charter.goals.store import GoalStore
 from charter.goals.tables import GOAL_CONTEXT, GOAL_HISTORY, GOAL_TREE
 from charter.memory.pipeline import WritePipeline
-from charter.registry import Registry
+from charter.store.privacy import SEALED, NoPrivacy, PiiGoalPrivacy
 
 ROOT = Path(__file__).resolve().parents[3]
 KEY = bytes(range(32))

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from charter.compile.specs import goals as S
+from charter.compile.specs.slots import SlotReader
+from charter.contracts.registry import Registry
 from charter.diagnostics import Location
-from charter.goals import spec as S
-from charter.goals.slots import SlotReader
-from charter.registry import Registry
 
 NOW = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 ORDER = r"(?<![0-9A-Za-z])(?P<value>(?:DD)?[0-9]{12,20})(?![0-9])"

@@ -13,14 +13,14 @@ from datetime import datetime, timedelta
 import pytest
 import sqlalchemy as sa
 
-from charter.events import GoalTransition
-from charter.goals.states import STATUSES, Status
+from charter.compile.specs.goal_states import STATUSES, Status
+from charter.config.settings import PluginSettings
+from charter.contracts.events import GoalTransition
 from charter.goals.store import GoalNotFound, GoalStore, TransitionResult
 from charter.goals.tables import GOAL_TREE, Goal
-from charter.hookspecs import hookimpl
-from charter.plugins import PluginHost, make_plugin_manager
-from charter.prepared_sql import Prepared
-from charter.settings import PluginSettings
+from charter.plugins.hookspecs import hookimpl
+from charter.plugins.host import PluginHost, make_plugin_manager
+from charter.store.prepared import Prepared
 from tests.unit.goals.conftest import T0, FakeClock, goal, status
 
 # pinned here on purpose: a change to states.TRANSITIONS must show up as a failing test
@@ -51,7 +51,7 @@ def put_in(store: GoalStore, goal_id: str, status: str) -> None:
 
 
 def test_the_pinned_table_is_states_transitions() -> None:
-    from charter.goals.states import TRANSITIONS
+    from charter.compile.specs.goal_states import TRANSITIONS
 
     assert {(f, t) for f, tos in TRANSITIONS.items() for t in tos} == ALLOWED
 

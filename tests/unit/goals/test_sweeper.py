@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from charter.events import GoalTransition
-from charter.goals.states import Actor, Status
+from charter.compile.specs.goal_states import Actor, Status
+from charter.contracts.events import GoalTransition
 from charter.goals.store import GoalStore, TransitionResult
 from charter.goals.sweeper import Sweeper, sweep, timeout_trigger
 from charter.goals.tables import Goal

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from charter.compile.api import compile_path
-from charter.events import GoalTransition
-from charter.goals.spec import GoalsSpec
+from charter.compile.specs.goals import GoalsSpec
+from charter.contracts.events import GoalTransition
+from charter.contracts.registry import Registry
 from charter.goals.store import GoalStore
 from charter.goals.sweeper import sweep
 from charter.goals.tracker import GoalTracker
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 TRAVEL = ROOT / "tests" / "fixtures" / "goals" / "travel"

@@ -14,31 +14,28 @@ from typing import Any
 import pytest
 
 from charter.compile.api import compile_path
-from charter.extensions import Message
-from charter.health.ablation import (
+from charter.contracts.models import Message
+from charter.contracts.registry import Registry
+from charter.health.ablation import run_ablation
+from charter.health.ablation_cases import (
+    AblationError,
+    Case,
+    Success,
+    Turn,
+    load_case_files,
+    scripted,
+)
+from charter.health.ablation_play import Outcome, TurnModel, judge, play
+from charter.health.ablation_render import render_ablation
+from charter.health.ablation_results import (
     CONFIGURATIONS,
     NAMES,
     AblationReport,
     CaseResult,
     Summary,
-    render_ablation,
-    run_ablation,
     synergy,
 )
-from charter.health.ablation_cases import (
-    AblationError,
-    Case,
-    Outcome,
-    Success,
-    Turn,
-    TurnModel,
-    judge,
-    load_case_files,
-    play,
-    scripted,
-)
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 ZERO_GAINS = (

@@ -7,9 +7,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from charter.compile.specs.learn import Calibration, ParameterMapping, PatchSet, ValueExpr
 from charter.health.metrics import NO_PACK, NOTES, compute
 from charter.health.report import DEFINITIONS, HealthReport
-from charter.learn.spec import Calibration, ParameterMapping, PatchSet, ValueExpr
 from tests.unit.health.conftest import D1, World, call
 
 NOW = D1 + timedelta(days=10)

@@ -7,15 +7,15 @@ from datetime import datetime
 
 import pytest
 
-from charter.learn.apply import PatchMatcher
-from charter.learn.spec import (
+from charter.compile.specs.learn import (
     Calibration,
     LearningSpec,
     ParameterMapping,
     PatchSet,
     ValueExpr,
 )
-from charter.plugins import default_host
+from charter.learn.apply import PatchMatcher
+from charter.plugins.host import default_host
 
 NOW = datetime(2026, 11, 30, 10, 0)
 LAST_Q1 = ParameterMapping(

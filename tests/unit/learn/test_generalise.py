@@ -13,10 +13,10 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
+from charter.compile.specs.learn import Calibration, LearningSpec, ParameterMapping
+from charter.contracts.registry import Registry
 from charter.learn.generalise import Learned, Skipped, generalise
 from charter.learn.log import Evidence, LogEntry
-from charter.learn.spec import Calibration, LearningSpec, ParameterMapping
-from charter.registry import Registry
 
 AT = "2026-11-20T10:22:05+00:00"  # the same month on any local calendar
 

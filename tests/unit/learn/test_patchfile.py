@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from charter.compile.specs.learn import Calibration, ParameterMapping, ValueExpr
 from charter.learn.patchfile import (
     HEADER,
     Change,
@@ -22,7 +23,6 @@ from charter.learn.patchfile import (
     scalar,
     undo,
 )
-from charter.learn.spec import Calibration, ParameterMapping, ValueExpr
 
 LAST_Q1 = ParameterMapping(
     id="quarterly-report/time/去年一季度",

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
+from charter.compile.specs.learn import LearningSpec, Triggers
 from charter.learn.log import Evidence
-from charter.learn.spec import LearningSpec, Triggers
 from charter.learn.triggers import (
     CallSeen,
     History,

@@ -20,11 +20,11 @@ import pytest
 
 from charter.agent import Agent, AgentOptions
 from charter.compile.api import compile_path
+from charter.compile.specs.learn import LearningSpec, Triggers
+from charter.contracts.registry import Registry
 from charter.learn.log import LogEntry
-from charter.learn.spec import LearningSpec, Triggers
 from charter.llm.scripted import ScriptedLLM
-from charter.plugins import default_host
-from charter.registry import Registry
+from charter.plugins.host import default_host
 
 KEY = base64.b64encode(bytes(range(32))).decode()
 NOW = datetime(2026, 11, 30, 2, 22, 5, tzinfo=UTC)

@@ -11,7 +11,7 @@ import pytest
 
 import charter_llamacpp
 import charter_llamacpp.llm
-from charter.extensions import LLM, Completion, Message
+from charter.contracts.models import LLM, Completion, Message
 from charter_llamacpp.errors import GrammarError, PromptError
 from charter_llamacpp.llm import LlamaCompletion, LlamaCppLLM
 from charter_llamacpp.plugin import LlamaCppBackend

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from charter.extensions import Message
+from charter.contracts.models import Message
 from charter_llamacpp.errors import BackendUnavailable, ModelFileError, PromptError
 from charter_llamacpp.llm import import_llama_cpp, loaded_models
 from charter_llamacpp.plugin import LlamaCppBackend

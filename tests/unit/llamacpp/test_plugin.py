@@ -10,9 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
-import charter.plugins
-from charter.extensions import LLMBackend
-from charter.plugins import default_registry
+import charter.plugins.host
+from charter.contracts.models import LLMBackend
+from charter.plugins.host import default_registry
 from charter_llamacpp.plugin import BACKEND, LlamaCppBackend
 from tests.cli_run import RunCharter
 
@@ -23,9 +23,9 @@ def real_host(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> Iterator[Non
     for var in ("CHARTER_PLUGINS", "CHARTER_DISABLE_PLUGIN_AUTOLOAD", "CHARTER_PLUGIN_ERRORS"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(str(tmp_path))  # no charter.toml here
-    charter.plugins._HOSTS.clear()
+    charter.plugins.host._HOSTS.clear()
     yield
-    charter.plugins._HOSTS.clear()
+    charter.plugins.host._HOSTS.clear()
 
 
 @pytest.mark.usefixtures("real_host")
@@ -64,7 +64,7 @@ def test_charter_plugins_lists_it(charter: RunCharter) -> None:
 
 def test_registration_is_cheap() -> None:
     code = (
-        "import sys; from charter.plugins import default_registry; r, _ = default_registry(); "
+        "import sys; from charter.plugins.host import default_registry; r, _ = default_registry(); "
         "assert 'llamacpp' in r.llm_backends; "
         "print(sorted(m for m in ('llama_cpp', 'numpy', 'charter_llamacpp.llm') if m in sys.modules))"
     )

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from charter.extensions import LLMBackend
+from charter.config.settings import PluginSettings
+from charter.contracts.models import LLMBackend
 from charter.llm.backends import OpenAIBackend, ScriptedBackend
-from charter.plugins import BUILTIN_PLUGINS, make_host
-from charter.settings import PluginSettings
+from charter.plugins.host import BUILTIN_PLUGINS, make_host
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "plugins.md"
 
@@ -32,8 +32,8 @@ def test_the_builtin_registers_openai_and_scripted() -> None:
 def test_registering_does_not_load_a_backend() -> None:
     code = (
         "import sys\n"
-        "from charter.plugins import make_host\n"
-        "from charter.settings import PluginSettings\n"
+        "from charter.plugins.host import make_host\n"
+        "from charter.config.settings import PluginSettings\n"
         "make_host(PluginSettings(autoload=False))\n"
         "print(sorted(m for m in sys.modules if m in "
         "('charter.llm.openai', 'charter.llm.scripted', 'urllib.request')))\n"

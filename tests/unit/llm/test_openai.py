@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from charter.extensions import LLM, Completion, Message
+from charter.config.settings import PluginSettings
+from charter.contracts.models import LLM, Completion, Message
 from charter.llm.errors import LLMBadResponse, LLMError, LLMUnavailable
 from charter.llm.openai import OpenAIChat, OpenAIOptions
-from charter.plugins import make_host
-from charter.settings import PluginSettings
+from charter.plugins.host import make_host
 from tests.unit.llm.fake_server import FakeServer, Reply, chat
 
 KEY = "sk-test-3f9a"

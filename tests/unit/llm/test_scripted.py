@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from charter.extensions import LLM, Completion, Message
+from charter.config.settings import PluginSettings
+from charter.contracts.models import LLM, Completion, Message
 from charter.llm.errors import LLMBadResponse, LLMError
 from charter.llm.scripted import ScriptedCall, ScriptedLLM, literal_alternatives
-from charter.plugins import make_host
-from charter.settings import PluginSettings
+from charter.plugins.host import make_host
 
 
 def user(text: str) -> list[Message]:

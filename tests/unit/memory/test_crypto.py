@@ -7,6 +7,8 @@ import base64
 
 import pytest
 
+from charter.compile.specs.memory import MemoryPolicy
+from charter.contracts.registry import Registry
 from charter.memory.crypto import (
     MAKE_KEY,
     DecryptionError,
@@ -16,8 +18,6 @@ from charter.memory.crypto import (
     load_key,
 )
 from charter.memory.pipeline import WritePipeline
-from charter.memory.policy import MemoryPolicy
-from charter.registry import Registry
 
 KEY = bytes(range(32))
 KEY_B64 = base64.b64encode(KEY).decode()

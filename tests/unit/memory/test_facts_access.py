@@ -13,8 +13,8 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import event
 
+from charter.compile.specs.memory import DEFAULT_TYPES, MemoryPolicy, MemoryType, Validity
 from charter.memory.facts import FactStore
-from charter.memory.policy import DEFAULT_TYPES, MemoryPolicy, MemoryType, Validity
 from charter.memory.records import Accessor, PreparedFact
 
 MakeFact = Callable[..., PreparedFact]

@@ -10,17 +10,17 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from charter.goals.migrations import (
+from charter.goals.store import GoalStore
+from charter.memory.facts import FactStore
+from charter.memory.facts_migrations import COMPONENT, MEMORY_MIGRATIONS
+from charter.memory.tables import TABLES
+from charter.store.migrations import (
     SCHEMA_TABLE,
     SchemaError,
     make_engine,
     migrate,
     schema_versions,
 )
-from charter.goals.store import GoalStore
-from charter.memory.facts import FactStore
-from charter.memory.facts_migrations import COMPONENT, MEMORY_MIGRATIONS
-from charter.memory.tables import TABLES
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 

@@ -14,13 +14,13 @@ from typing import Any, Protocol
 import pytest
 import sqlalchemy as sa
 
+from charter.compile.specs.memory import Lifecycle, MemoryPolicy
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
 from charter.memory.facts_privacy import user_hash
 from charter.memory.ladder import LayeredMemory, Recollection
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative_lifecycle import archive_cold, deprecate, merge_recurring
-from charter.memory.policy import Lifecycle, MemoryPolicy
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
 from charter.memory.short_term import InMemoryShortTermStore, ShortTermMemory
 from charter.memory.tables import MEMORY_AUDIT, MEMORY_FACT

@@ -15,13 +15,13 @@ from pathlib import Path
 import pytest
 
 import charter.memory.facts as facts_module
+from charter.compile.specs.memory import MemoryPolicy
 from charter.health.metrics import compute, open_engine
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
 from charter.memory.maintain import MaintenanceReport, maintain
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative_lifecycle import deprecate
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, PreparedSummary
 from tests.cli_run import Run, RunCharter
 from tests.unit.memory.conftest import T0, FakeClock, MakeFact

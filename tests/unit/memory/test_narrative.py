@@ -19,14 +19,14 @@ from typing import Any, Protocol
 import numpy as np
 import pytest
 
+from charter.compile.specs.memory import MemoryPolicy
+from charter.contracts.registry import Registry
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts_privacy import user_hash
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative_lifecycle import archive_cold, expire
 from charter.memory.pipeline import WritePipeline
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, PreparedSummary, Summary
-from charter.registry import Registry
 from tests.unit.memory.conftest import T0
 
 U1 = Accessor("u1", "agent")

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from charter.compile.specs.memory import Lifecycle, MemoryPolicy
 from charter.memory.embedders import HashEmbedder
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative_lifecycle import (
@@ -24,7 +25,6 @@ from charter.memory.narrative_lifecycle import (
     expire,
     merge_recurring,
 )
-from charter.memory.policy import Lifecycle, MemoryPolicy
 from charter.memory.records import Accessor, PreparedSummary, Summary
 from tests.unit.memory.conftest import T0
 

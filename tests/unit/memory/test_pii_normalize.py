@@ -1,4 +1,4 @@
-"""NFKC normalisation with spans mapped back (``charter.unicode_norm``), and the personal data
+"""NFKC normalisation with spans mapped back (``charter.text.unicode_norm``), and the personal data
 heard in a turn matched literally afterwards (``charter.memory.pii_heard``), through
 ``PiiHandler`` (issue 17)."""
 
@@ -8,10 +8,11 @@ import threading
 
 import pytest
 
+from charter.contracts.registry import Registry
 from charter.memory import pii_heard
-from charter.memory.pipeline import PiiHandler, WritePipeline
-from charter.registry import Registry
-from charter.unicode_norm import normalize
+from charter.memory.pii_scan import PiiHandler
+from charter.memory.pipeline import WritePipeline
+from charter.text.unicode_norm import normalize
 from tests.unit.memory.test_pipeline import KEY, POLICY, T0
 
 TYPO_ID = "110101199003071234"

@@ -15,9 +15,10 @@ from collections import Counter
 
 import pytest
 
-from charter.memory.pipeline import Candidate, PiiHandler, WritePipeline
+from charter.contracts.registry import Registry
+from charter.memory.pii_scan import PiiHandler
+from charter.memory.pipeline import Candidate, WritePipeline
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
-from charter.registry import Registry
 from tests.unit.memory.pii_corpus import LOOK_ALIKES, POSITIVES, Labelled
 from tests.unit.memory.test_pipeline import KEY, POLICY, T0
 

@@ -13,14 +13,14 @@ import pytest
 import sqlalchemy as sa
 
 from charter.compile.api import compile_path
+from charter.compile.specs.memory import MemoryPolicy
+from charter.contracts.registry import Registry
 from charter.memory.crypto import DecryptionError, ValueCipher
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
 from charter.memory.narrative import NarrativeStore
 from charter.memory.pipeline import Candidate, WritePipeline
-from charter.memory.policy import MemoryPolicy
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
-from charter.registry import Registry
 from tests.unit.memory.pii_corpus import CORPUS
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from charter.extensions import PiiMatch
+from charter.compile.specs.memory import MemoryPolicy, MemoryType, PiiRule, Validity
+from charter.contracts.pii import PiiMatch
+from charter.contracts.registry import Registry
 from charter.memory.crypto import DecryptionError, MemoryKeyError
 from charter.memory.pipeline import Candidate, Dropped, WritePipeline, value_score
-from charter.memory.policy import MemoryPolicy, MemoryType, PiiRule, Validity
 from charter.memory.records import Accessor, PreparedFact
 from charter.memory.short_term import ShortTermMemory, SqlShortTermStore
-from charter.registry import Registry
 from tests.unit.memory.pii_corpus import CORPUS, Sample
 
 KEY = base64.b64encode(bytes(range(32))).decode()

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from charter.compile.api import compile_path
-from charter.memory.policy import MemoryPolicy, Validity
-from charter.registry import Registry
+from charter.compile.specs.memory import MemoryPolicy, Validity
+from charter.contracts.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 7, 9, 0)

@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from charter.goals.migrations import make_engine, schema_versions
-from charter.memory.policy import MemoryPolicy
+from charter.compile.specs.memory import MemoryPolicy
 from charter.memory.short_term import (
     ExtractiveSummarizer,
     InMemoryShortTermStore,
@@ -24,6 +23,7 @@ from charter.memory.short_term import (
     estimate_tokens,
     truncate,
 )
+from charter.store.migrations import make_engine, schema_versions
 from tests.postgres import fresh_schema
 
 T0 = datetime(2026, 1, 7, 9, 0, tzinfo=UTC)

@@ -11,9 +11,7 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.memory_facts import compile_phrase
-from charter.diagnostics import Diagnostic
-from charter.memory.pipeline import Candidate, Dropped, WritePipeline
-from charter.memory.policy import (
+from charter.compile.specs.memory import (
     FactRule,
     MemoryPolicy,
     SlotFacts,
@@ -21,13 +19,15 @@ from charter.memory.policy import (
     Statement,
     Validity,
 )
+from charter.contracts.registry import Registry
+from charter.diagnostics import Diagnostic
+from charter.memory.pipeline import Candidate, Dropped, WritePipeline
 from charter.memory.records import Accessor, PreparedFact
 from charter.memory.statements import (
     slot_candidate,
     statement_candidate,
     statements_of,
 )
-from charter.registry import Registry
 
 ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 7, 9, 0, tzinfo=UTC)

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-import charter.plugins
+import charter.plugins.host
+import charter.plugins.manager
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ Install = Callable[..., None]
 @pytest.fixture
 def install(monkeypatch: pytest.MonkeyPatch) -> Iterator[Install]:
     """``install(("acme", plugin, "charter-acme", "1.0"), ...)``: these are the entry points."""
-    charter.plugins._HOSTS.clear()
+    charter.plugins.host._HOSTS.clear()
     for var in (
         "CHARTER_PLUGINS",
         "CHARTER_DISABLE_PLUGIN_AUTOLOAD",
@@ -48,9 +49,9 @@ def install(monkeypatch: pytest.MonkeyPatch) -> Iterator[Install]:
 
     def _install(*specs: tuple[str, Any, str, str]) -> None:
         eps = [FakeEntryPoint(n, p, FakeDist(d, v)) for n, p, d, v in specs]
-        monkeypatch.setattr(charter.plugins, "entry_points", lambda: eps)
-        charter.plugins._HOSTS.clear()
+        monkeypatch.setattr(charter.plugins.manager, "entry_points", lambda: eps)
+        charter.plugins.host._HOSTS.clear()
 
     _install()
     yield _install
-    charter.plugins._HOSTS.clear()
+    charter.plugins.host._HOSTS.clear()

@@ -15,14 +15,22 @@ from typing import Any
 import pytest
 
 from charter.compile.api import compile_path
-from charter.events import Fallback, GoalTransition, MemoryWrite, Reflection, ReflectionAlert
-from charter.extensions import Completion, Message, PackRef, PiiMatch, redact
-from charter.hookspecs import hookimpl
-from charter.plugins import PluginHost, make_plugin_manager
-from charter.protocols import Formatter, Item, RepairArg, RepairInput
+from charter.config.settings import PluginSettings
+from charter.contracts.events import (
+    Fallback,
+    GoalTransition,
+    MemoryWrite,
+    Reflection,
+    ReflectionAlert,
+)
+from charter.contracts.models import Completion, Message
+from charter.contracts.packs import PackRef
+from charter.contracts.pii import PiiMatch, redact
+from charter.contracts.registry import Registry
+from charter.contracts.rules import Formatter, Item, RepairArg, RepairInput
+from charter.plugins.hookspecs import hookimpl
+from charter.plugins.host import PluginHost, make_plugin_manager
 from charter.reflect.engine import Engine
-from charter.registry import Registry
-from charter.settings import PluginSettings
 
 
 def host_of(plugin: object) -> PluginHost:
@@ -180,7 +188,7 @@ def test_a_formatter_without_format_is_ch203(obj: Any, what: str) -> None:
             "CH203",
             f"plugin 'p' (charter-p 1.0) returned a {what} from charter_register_formatters, "
             "which is not a formatter",
-            "a formatter has name and format(value) (charter.protocols.Formatter)",
+            "a formatter has name and format(value) (charter.contracts.rules.Formatter)",
         )
     ]
     assert "masked_card" in host.registry.formatters and "x" not in host.registry.formatters

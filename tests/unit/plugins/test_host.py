@@ -11,13 +11,19 @@ from typing import Any
 
 import pytest
 
+from charter.config.settings import PluginSettings
+from charter.contracts.events import (
+    Fallback,
+    GoalTransition,
+    MemoryWrite,
+    Reflection,
+    ReflectionAlert,
+)
+from charter.contracts.packs import PackRef
+from charter.contracts.rules import Item
 from charter.diagnostics import DiagnosticError, render_text
-from charter.events import Fallback, GoalTransition, MemoryWrite, Reflection, ReflectionAlert
-from charter.extensions import PackRef
-from charter.hookspecs import LIFECYCLE_HOOKS, REGISTRATION_HOOKS, hookimpl
-from charter.plugins import PluginHost, make_host, make_plugin_manager
-from charter.protocols import Item
-from charter.settings import PluginSettings
+from charter.plugins.hookspecs import LIFECYCLE_HOOKS, REGISTRATION_HOOKS, hookimpl
+from charter.plugins.host import PluginHost, make_host, make_plugin_manager
 from tests.unit.plugins.sites import raised_at
 
 FAIL = PluginSettings()
@@ -179,13 +185,13 @@ FAILURES = [
         ("dict", Returns({"lookup": 1}), "charter-dict", "1.0"),
         "error CH203 plugin 'dict' (charter-dict 1.0) returned a dict from "
         "charter_register_skills, not a list of skills | return a list; each skill has name, "
-        "description and __call__(args) (charter.extensions.Skill)",
+        "description and __call__(args) (charter.contracts.skills.Skill)",
     ),
     (
         ("notskill", Returns([object()]), "charter-notskill", "1.0"),
         "error CH203 plugin 'notskill' (charter-notskill 1.0) returned a object from "
         "charter_register_skills, which is not a skill | a skill has name, description and "
-        "__call__(args) (charter.extensions.Skill)",
+        "__call__(args) (charter.contracts.skills.Skill)",
     ),
 ]
 
@@ -245,7 +251,7 @@ def test_disable_policy_switches_the_plugin_off_and_says_so(install: Any) -> Non
     assert messages(h) == [
         "warning CH203 plugin 'half' (charter-half 0.9) returned a str from "
         "charter_register_skills, not a list of skills | return a list; each skill has name, "
-        "description and __call__(args) (charter.extensions.Skill)",
+        "description and __call__(args) (charter.contracts.skills.Skill)",
         "warning CH205 plugin 'half' (charter-half 0.9) is disabled: 1 problem(s) reported | "
         "plugin_errors is 'disable'; set it to 'fail' to stop on plugin errors",
     ]

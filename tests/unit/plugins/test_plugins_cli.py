@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from charter.cli.main import main
-from charter.hookspecs import hookimpl
-from charter.protocols import Item
+from charter.contracts.rules import Item
+from charter.plugins.hookspecs import hookimpl
 from tests.unit.plugins.sites import raised_at
 
 POLICY_NO = re.compile(r"PN-\d{8}")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from charter.contracts.registry import Registry
 from charter.reflect.grounding import Ungrounded, ungrounded
-from charter.registry import Registry
 
 SKILL = "尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。"
 ORDER = "订单DD202405010001：已发货，物流单号SF1234567890，详情https://shop.example.com/o/1"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from charter.compile.literals import fold_width
-from charter.protocols import Extractor
+from charter.contracts.rules import Extractor
 from charter.reflect.identifier import IdentifierExtractor
 
 EXTRACTOR = IdentifierExtractor()

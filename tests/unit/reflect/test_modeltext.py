@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from charter.protocols import Predicate
+from charter.contracts.registry import Registry
+from charter.contracts.rules import Predicate
 from charter.reflect.engine import Engine
 from charter.reflect.modeltext import RULES, check_model_text
 from charter.reflect.predicates import PREDICATES
-from charter.registry import Registry
 from tests.unit.conftest import CompileText, one_rule
 
 SYSTEM = "你是finance的客服助手。只根据下面给出的信息，用简洁的中文回答用户；不知道的就说不知道。"

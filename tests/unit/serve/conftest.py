@@ -13,9 +13,9 @@ from charter.agent import Agent
 from charter.agent.configured import agent_options
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
-from charter.extensions import LLM
+from charter.contracts.models import LLM
+from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
-from charter.registry import Registry
 from charter.serve import create_app
 from tests.unit.serve.helpers import KEY, ROOT, TestClient, serve_config
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from charter.goals.migrations import make_engine
 from charter.serve.faults import fault_kind, probe, read_retried
+from charter.store.migrations import make_engine
 
 
 class PgError(Exception):

@@ -16,10 +16,10 @@ import pytest
 
 from charter.agent import Agent
 from charter.compile.compiled import CompiledPack
-from charter.config_specs import SPECS, every_seconds
+from charter.config.specs import SPECS, every_seconds
+from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
 from charter.memory.records import Accessor, PreparedFact
-from charter.registry import Registry
 from charter.serve import create_app
 from charter.serve.jobs import Background, Job
 from tests.unit.serve.helpers import KEY, TestClient, serve_config

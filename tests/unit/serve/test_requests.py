@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from charter.extensions import Completion, Message
+from charter.contracts.models import Completion, Message
 from charter.llm.errors import LLMUnavailable
 from charter.llm.scripted import ScriptedLLM
 from tests.unit.serve.conftest import MakeClient

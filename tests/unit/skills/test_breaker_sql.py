@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from charter.goals.migrations import make_engine, migrate, schema_versions
 from charter.skills.breaker import (
     Admission,
     BreakerOpenError,
@@ -25,6 +24,7 @@ from charter.skills.breaker import (
     CircuitBreaker,
 )
 from charter.skills.breaker_sql import COMPONENT, MIGRATIONS, SqlBreakerState
+from charter.store.migrations import make_engine, migrate, schema_versions
 from tests.postgres import fresh_schema
 
 OPENED = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from charter.compile.api import compile_path
-from charter.events import Fallback
-from charter.registry import Registry
+from charter.compile.specs.skills import Condition, SkillsSpec
+from charter.contracts.events import Fallback
+from charter.contracts.registry import Registry
 from charter.skills.fallback import (
     NO_ANSWER,
     CallContext,
@@ -24,7 +25,6 @@ from charter.skills.fallback import (
     describe_steps,
 )
 from charter.skills.runner import SkillOutcome
-from charter.skills.spec import Condition, SkillsSpec
 from charter.skills.tickets import TicketStore
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from charter.compile.specs.faq import DEFAULT_MIN_SCORE, FaqEntry, FaqIndex, compile_faq, tokenize
+from charter.contracts.registry import Registry
 from charter.diagnostics import Location, Severity
 from charter.pack.schema import validate
 from charter.pack.yamlsrc import load_yaml
-from charter.registry import Registry
-from charter.skills.faq import DEFAULT_MIN_SCORE, FaqEntry, FaqIndex, compile_faq, tokenize
 
 ENTRIES = (
     FaqEntry(

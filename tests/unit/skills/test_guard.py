@@ -14,12 +14,12 @@ import jsonschema
 import pytest
 
 from charter.compile.api import compile_path
+from charter.compile.specs.skills import Constraint, SkillContract
+from charter.contracts.registry import Registry
+from charter.contracts.rules import ArgKind
 from charter.diagnostics import Location
 from charter.dsl.parser import parse_expr
-from charter.protocols import ArgKind
-from charter.registry import Registry
 from charter.skills.guard import DEFAULT_INVALID, ContractGuard, OutputProblem, Violation
-from charter.skills.spec import Constraint, SkillContract
 
 HERE = Location("skills/policy_search.yaml")
 

@@ -20,8 +20,8 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
+from charter.contracts.registry import Registry
 from charter.reflect.testing import run_skill_case
-from charter.registry import Registry
 from charter.skills.breaker import BreakerRegistry
 from charter.skills.cases import SkillCaseRunner
 from charter.skills.fallback import NO_ANSWER, Failure, StepTrace

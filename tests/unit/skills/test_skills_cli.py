@@ -18,8 +18,8 @@ import pytest
 
 import charter.cli.skills as skills_cli
 import charter.skills.breaker as breaker_module
+from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic
-from charter.registry import Registry
 from charter.skills.tickets import TicketStore
 from tests.cli_run import Run, RunCharter
 

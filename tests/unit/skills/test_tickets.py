@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from charter.goals.migrations import SCHEMA_TABLE, make_engine, schema_versions
 from charter.goals.store import GoalStore
 from charter.skills.tickets import (
     TICKETS,
@@ -25,6 +24,7 @@ from charter.skills.tickets import (
     ticket_id,
 )
 from charter.skills.tickets_migrations import COMPONENT
+from charter.store.migrations import SCHEMA_TABLE, make_engine, schema_versions
 from tests.postgres import fresh_schema
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)

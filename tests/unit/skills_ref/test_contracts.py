@@ -15,10 +15,10 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
-from charter.plugins import default_registry
-from charter.registry import Registry
+from charter.compile.specs.skills import SkillCase, SkillsSpec
+from charter.contracts.registry import Registry
+from charter.plugins.host import default_registry
 from charter.skills.runner import SkillOutcome, SkillRunner
-from charter.skills.spec import SkillCase, SkillsSpec
 from charter.skills.tickets import TicketStore
 from charter_skills.plugin import make_skills
 

@@ -14,9 +14,9 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
-from charter.plugins import default_registry
+from charter.compile.specs.skills import SkillCase
+from charter.plugins.host import default_registry
 from charter.reflect.engine import Engine
-from charter.skills.spec import SkillCase
 from tests.unit.skills_ref.test_contracts import make_runner
 
 ROOT = Path(__file__).resolve().parents[3]

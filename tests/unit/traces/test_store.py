@@ -10,8 +10,8 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 
-from charter.goals.migrations import SCHEMA_TABLE, make_engine, schema_versions
 from charter.goals.store import GoalStore
+from charter.store.migrations import SCHEMA_TABLE, make_engine, schema_versions
 from charter.traces.migrations import COMPONENT
 from charter.traces.model import Trace, TraceStep
 from charter.traces.store import STEPS, TRACES, TraceExists, TraceStore

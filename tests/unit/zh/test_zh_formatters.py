@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 import charter_zh.plugin
 from charter.compile.api import compile_path
-from charter.plugins import build_registry, make_plugin_manager
-from charter.protocols import Formatter, Item
+from charter.contracts.registry import Registry
+from charter.contracts.rules import Formatter, Item
+from charter.plugins.host import build_registry, make_plugin_manager
 from charter.reflect.engine import Engine
-from charter.registry import Registry
 from charter_zh.dates import DateExtractor
 from charter_zh.formatters import FORMATTERS
 from charter_zh.money import MoneyExtractor

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 import charter_zh.plugin
-from charter.extensions import PiiMatch, PiiRecognizer, redact
-from charter.plugins import build_registry, make_plugin_manager
+from charter.contracts.pii import PiiMatch, PiiRecognizer, redact
+from charter.plugins.host import build_registry, make_plugin_manager
 from charter_zh.pii import recognizers
 
 BY_KIND = {r.kind: r for r in recognizers()}

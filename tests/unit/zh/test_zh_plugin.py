@@ -4,8 +4,8 @@ recognizers are tested in ``test_zh_pii``)."""
 from __future__ import annotations
 
 import charter_zh.plugin
-from charter.plugins import build_registry, make_plugin_manager
-from charter.protocols import Extractor
+from charter.contracts.rules import Extractor
+from charter.plugins.host import build_registry, make_plugin_manager
 
 NAMES = {
     "money": ("number", True),
@@ -31,7 +31,7 @@ def test_registers_exactly_the_fourteen_extractors_and_the_predicate() -> None:
     pm.register(charter_zh.plugin, name="zh")
     registry, more = build_registry(pm)
     assert more == []
-    # the built-in plugin (charter.builtin) registers identifier and the model-text predicates
+    # the built-in plugin (charter.plugins.builtin) registers identifier and the model-text predicates
     assert set(registry.extractors) == set(NAMES) | {"identifier"}
     assert set(registry.predicates) == {
         "backed_by_memory",

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from charter.protocols import Extractor, Item
+from charter.contracts.rules import Extractor, Item
 from charter_zh.plugin import EXTRACTORS, PII_RECOGNIZERS
 
 # Characters the extractors care about, so random texts actually reach their deeper branches.

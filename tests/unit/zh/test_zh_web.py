@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from charter.protocols import Item
+from charter.contracts.rules import Item
 from charter_zh.web import EmailExtractor, UrlExtractor, outside_links
 
 URL = UrlExtractor()

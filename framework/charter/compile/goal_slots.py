@@ -1,0 +1,135 @@
+"""An intent's slots in ``goals.yaml`` and the templates naming them: part of the ``goals``
+stage, mixed into its ``GoalsCompiler`` (``charter.compile.goals``).
+
+A slot takes its value with exactly one of a regular expression and an extractor (CH013); the
+expression must compile (CH105) and not backtrack catastrophically (CH112, a warning), its
+``personal:`` kinds must fit what it can capture (``charter.compile.slot_pii``), the extractor
+must be installed (CH102), and a required slot needs a question (CH011). A template (an intent's
+description, a deliverable, a skill argument) may name only the intent's slots (CH300) and the
+installed formatters (CH353). What one slot may be is its own idea, apart from how intents fit
+together.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import regex
+
+from charter.compile.redos import catastrophe, catastrophic
+from charter.compile.slot_pii import slot_diagnostics
+from charter.compile.specs import goals as S
+from charter.compile.specs.slots import SLOT_REF
+from charter.contracts.registry import Registry
+from charter.diagnostics import Diagnostic, did_you_mean, error, warning
+from charter.pack.yamlsrc import LocatedDoc, Pointer
+
+
+class SlotChecks:
+    """Mixed into the goals stage, which provides ``doc``, ``registry``, ``diagnostics`` and
+    ``_err``."""
+
+    doc: LocatedDoc
+    registry: Registry
+    diagnostics: list[Diagnostic]
+
+    def _err(self, code: str, message: str, ptr: Pointer, hint: str = "") -> None:
+        raise NotImplementedError
+
+    def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+            return None
+        name = raw["name"]
+        pattern, extractor = _s(raw.get("regex")) or None, _s(raw.get("extractor")) or None
+        if (pattern is None) == (extractor is None):
+            self._err(
+                "CH013",
+                f"slot '{name}' of intent '{iid}' needs exactly one of regex and extractor",
+                ptr,
+                "regex: finds the value in the input; extractor: takes it from an extractor",
+            )
+        if pattern is not None:
+            try:
+                compiled = regex.compile(pattern, regex.V1)
+            except regex.error as exc:
+                self._err(
+                    "CH105",
+                    f"invalid regular expression in slot '{name}' of intent '{iid}': {exc}",
+                    (*ptr, "regex"),
+                )
+            else:
+                self.personal(compiled, raw, ptr, name, iid)
+                for found in catastrophic(pattern, regex.V1):
+                    at = self.doc.offset_loc((*ptr, "regex"), found.offset)
+                    self.diagnostics.append(warning("CH112", *catastrophe(found, at)))
+        if extractor is not None and extractor not in self.registry.extractors:
+            self._err(
+                "CH102",
+                f"unknown extractor '{extractor}'",
+                (*ptr, "extractor"),
+                did_you_mean(extractor, self.registry.extractors),
+            )
+        if raw.get("required") and not _s(raw.get("ask")):
+            self._err(
+                "CH011",
+                f"required slot '{name}' of intent '{iid}' has no question to ask",
+                ptr,
+                "add ask: with the question put to the user when the slot is missing",
+            )
+        kind = _s(raw.get("type")) or ("time" if extractor == "time" else "text")
+        return S.SlotSpec(
+            name=name,
+            regex=pattern,
+            extractor=extractor,
+            type=kind if kind in S.SLOT_TYPES else "text",
+            required=raw.get("required") is True,
+            ask=_s(raw.get("ask")),
+            default=raw.get("default"),
+            multiple=raw.get("multiple") is True,
+            model=raw.get("model") is True,
+            label=_s(raw.get("label")),
+            carry=_s(raw.get("carry")) or None,
+            personal=tuple(str(k) for k in _list(raw.get("personal"))),
+            memory_key=_s(raw.get("memory_key")) or None,
+        )
+
+    def personal(
+        self, pattern: regex.Pattern[str], raw: dict[str, Any], ptr: Pointer, name: str, iid: str
+    ) -> None:
+        self.diagnostics += slot_diagnostics(
+            pattern,
+            _list(raw.get("personal")),
+            self.registry.pii_recognizers.values(),
+            lambda *more: self.doc.loc((*ptr, *more)),
+            f"slot '{name}' of intent '{iid}'",
+        )
+
+    def refs(self, template: str, names: list[str], ptr: Pointer, iid: str, where: str) -> None:
+        for m in SLOT_REF.finditer(template):
+            for name in (n for n in m[2].split("|") if n):
+                if name not in self.registry.formatters:
+                    self.diagnostics.append(
+                        error(
+                            "CH353",
+                            f"unknown formatter '{name}' in the {where} of intent '{iid}'",
+                            self.doc.offset_loc(ptr, m.start(), m.end()),
+                            did_you_mean(name, self.registry.formatters),
+                        )
+                    )
+            if m[1] not in names:
+                self.diagnostics.append(
+                    error(
+                        "CH300",
+                        f"the {where} of intent '{iid}' names unknown slot '{m[1]}'",
+                        self.doc.offset_loc(ptr, m.start(1), m.end(1)),
+                        did_you_mean(m[1], names) or "declare the slot under slots:",
+                    )
+                )
+
+
+def _s(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []

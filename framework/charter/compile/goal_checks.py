@@ -14,14 +14,15 @@ from typing import Any
 
 from charter.compile.build import Builder
 from charter.compile.env import Env
+from charter.compile.goal_base import GoalFileStage
 from charter.compile.literals import LiteralTable
 from charter.compile.specs import goals as S
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, did_you_mean, warning
-from charter.pack.yamlsrc import LocatedDoc, Pointer
+from charter.pack.yamlsrc import LocatedDoc
 
 
-class IntentChecks:
+class IntentChecks(GoalFileStage):
     """Mixed into the goals stage, which provides ``doc``, ``registry``, ``constants``,
     ``diagnostics`` and ``_err``."""
 
@@ -29,9 +30,6 @@ class IntentChecks:
     registry: Registry
     constants: Mapping[str, Any]
     diagnostics: list[Diagnostic]
-
-    def _err(self, code: str, message: str, ptr: Pointer, hint: str = "") -> None:
-        raise NotImplementedError
 
     def memory_keys(self, intents: list[S.IntentSpec], seen: Mapping[str, int]) -> None:
         """A slot name carried from memory is read under one fact key (the planner takes

@@ -16,6 +16,7 @@ from typing import Any
 
 import regex
 
+from charter.compile.goal_base import GoalFileStage
 from charter.compile.redos import catastrophe, catastrophic
 from charter.compile.slot_pii import slot_diagnostics
 from charter.compile.specs import goals as S
@@ -25,16 +26,13 @@ from charter.diagnostics import Diagnostic, did_you_mean, error, warning
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 
-class SlotChecks:
+class SlotChecks(GoalFileStage):
     """Mixed into the goals stage, which provides ``doc``, ``registry``, ``diagnostics`` and
     ``_err``."""
 
     doc: LocatedDoc
     registry: Registry
     diagnostics: list[Diagnostic]
-
-    def _err(self, code: str, message: str, ptr: Pointer, hint: str = "") -> None:
-        raise NotImplementedError
 
     def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
         if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):

@@ -28,7 +28,7 @@ from charter.compile.primitives import literals_of
 from charter.compile.specs import goals as S
 from charter.compile.specs.slots import SLOT_REF
 from charter.contracts.registry import Registry
-from charter.diagnostics import Diagnostic, Location, did_you_mean, error
+from charter.diagnostics import Diagnostic, Location, did_you_mean
 from charter.dsl import ast as A
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
@@ -65,9 +65,6 @@ class GoalsCompiler(SlotChecks, IntentChecks):
         self.registry = registry
         self.constants = constants
         self.diagnostics: list[Diagnostic] = []
-
-    def _err(self, code: str, message: str, ptr: Pointer, hint: str = "") -> None:
-        self.diagnostics.append(error(code, message, self.doc.loc(ptr), hint))
 
     def _report(self, code: str, message: str, ptr: Pointer, hint: str) -> None:
         self._err(code, message, ptr, hint)

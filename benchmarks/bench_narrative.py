@@ -41,7 +41,7 @@ import numpy as np
 from charter.compile.specs.memory import MemoryPolicy
 from charter.memory.facts import FactStore
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_rows import COLUMNS, epoch
+from charter.memory.narrative.rows import COLUMNS, epoch
 from charter.memory.records import Accessor
 
 TARGET_RECALL_P99_MS = 15.0

@@ -10,7 +10,7 @@ date through ``NarrativeStore.add``. Each question is then answered, in the same
 
 * BM25 alone, vectors alone (cosine), and their fusion — reciprocal rank (k = 60) and the
   calibrated sum — each over all the user's summaries, no floor, no recency
-  (``charter.memory.recall``'s functions);
+  (``charter.memory.narrative.recall``'s functions);
 * Charter: ``LayeredMemory.recall`` as the agent calls it (the ladder; the vector step is the
   hybrid: the calibrated sum, the question gated at ``min_score`` 0.84 or shared words, the
   bounded recency boost), with the default ``MemoryPolicy`` and ``top_k`` 5; and
@@ -51,10 +51,10 @@ import numpy as np
 from recall_histories import YEAR, History, histories
 
 from charter.compile.specs.memory import MemoryPolicy
-from charter.memory import recall as R
 from charter.memory.facts import FactStore
 from charter.memory.ladder import LayeredMemory
 from charter.memory.narrative import NarrativeStore
+from charter.memory.narrative import recall as R
 from charter.memory.records import Accessor, PreparedSummary
 from charter.text.tokens import tokenize
 
@@ -210,7 +210,7 @@ def _big_table(hs: list[History], embedder: CachedEmbedder, size: int) -> tuple[
     import pyarrow as pa
 
     from charter.memory.narrative import _schema
-    from charter.memory.narrative_rows import COLUMNS, epoch
+    from charter.memory.narrative.rows import COLUMNS, epoch
 
     cols: dict[str, list[Any]] = {name: [] for name in COLUMNS}
     vectors: list[np.ndarray[Any, Any]] = []

@@ -28,7 +28,7 @@ from charter.agent import Agent
 from charter.agent.configured import agent_options
 from charter.compile.api import compile_path
 from charter.llm.scripted import ScriptedLLM
-from charter.memory.facts_privacy import user_hash
+from charter.memory.facts.privacy import user_hash
 from charter.plugins.host import default_registry
 from charter.serve import create_app
 from tests.unit.serve.helpers import KEY, ROOT, TestClient, auth, serve_config

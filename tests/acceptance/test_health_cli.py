@@ -31,9 +31,9 @@ import sqlalchemy as sa
 from charter.agent import Agent
 from charter.learn.log import Evidence, ReflectionLog
 from charter.llm.scripted import ScriptedLLM
+from charter.memory.facts.tables import MEMORY_FACT
 from charter.memory.pipeline import Candidate, PreparedFact
 from charter.memory.records import Accessor
-from charter.memory.tables import MEMORY_FACT
 from charter.plugins.host import default_host
 from charter.traces.model import Trace, TraceStep
 from charter.traces.store import TraceStore

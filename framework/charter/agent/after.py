@@ -4,7 +4,7 @@ hooks (the loop is ``charter.agent.loop``)."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,6 +12,7 @@ from charter.agent import stages
 from charter.agent.parts import AgentOptions, Parts
 from charter.agent.reply import Reply
 from charter.agent.steps import ID, Planned
+from charter.agent.turn import Turn
 from charter.compile.specs.goal_states import Status
 from charter.compile.specs.goals import ROOT_INTENT
 from charter.compile.specs.memory import Origin
@@ -19,7 +20,7 @@ from charter.contracts.events import MemoryWrite, Reflection
 from charter.goals.tracker import MOVES, OUTCOME
 from charter.learn.meaning import explains
 from charter.memory.pipeline import Candidate
-from charter.memory.records import Accessor, PreparedFact, PreparedSummary
+from charter.memory.records import PreparedFact, PreparedSummary
 from charter.memory.statements import slot_candidate, statement_candidate, statements_of
 from charter.store.privacy import scrub_json
 from charter.traces.model import Trace
@@ -61,13 +62,13 @@ def _given(p: Parts, planned: Planned, reply: Reply, text: str) -> list[_Given]:
             said = not default or str(value) in text
             origin: Origin = "stated" if said else "inferred"
             out.append(_Given(g.intent, spec.fact_key(g.intent, name), value, origin))
-    for u in planned.turn.plan.updates:
-        goal = p.goals.get(u.goal)
+    for u in planned.turn.plan.updates:  # a goal's intent never changes: planning's view
+        goal = planned.goals.get(u.goal)
         owner = goal.intent if goal is not None else ""
         out.append(_Given(owner, spec.fact_key(owner, u.slot), u.value, "stated"))
     by_id = {g.id: g for g in planned.active}
     for gid, names in planned.model_read.items():
-        goal = by_id.get(gid) or p.goals.get(gid)
+        goal = by_id.get(gid) or planned.goals.get(gid)
         intent = spec.intent(goal.intent) if goal is not None else None
         values = planned.slots.get(gid, {})
         for name in sorted(names):
@@ -79,12 +80,15 @@ def _given(p: Parts, planned: Planned, reply: Reply, text: str) -> list[_Given]:
             said = explains(p.registry.extractors, intent, name, value, text, p.clock())
             key = spec.fact_key(goal.intent, name)
             out.append(_Given(goal.intent, key, value, "stated" if said else "inferred"))
-    for gid in dict.fromkeys(reply.extra.get("delivered", ())):
-        goal = p.goals.get(gid)
+    delivered = list(dict.fromkeys(reply.extra.get("delivered", ())))
+    # what the skills kept is in the goals' contexts now, not in planning's view
+    held = p.goals.session(planned.user_id, planned.session_id) if delivered else planned.goals
+    for gid in delivered:
+        goal = held.get(gid)
         intent = spec.intent(goal.intent) if goal is not None else None
         if goal is None or intent is None:
             continue
-        context = p.goals.context(gid)
+        context = held.context(gid)
         bindings = [intent.skill, *(s.skill for s in intent.stages)]
         for name in dict.fromkeys(k for b in bindings if b is not None for k, _ in b.keep):
             if name in context:
@@ -98,21 +102,16 @@ def _given(p: Parts, planned: Planned, reply: Reply, text: str) -> list[_Given]:
 
 
 def remember(
-    p: Parts,
-    accessor: Accessor,
-    session_id: str,
-    text: str,
-    reply: Reply,
-    planned: Planned,
-    options: AgentOptions,
+    p: Parts, turn: Turn, reply: Reply, planned: Planned, options: AgentOptions
 ) -> dict[str, Any]:
     """The turn into short-term memory; what the user stated — this turn's slot values, under
     their intent's fact keys (``transfer.amount``) or a declared ``memory_key``, and the
     statements memory.yaml declares (我对青霉素过敏) — into the fact channel, through the write
     pipeline, as memory.yaml's ``slot_facts`` and ``statements`` govern them; the question
     into the narrative channel."""
+    accessor, session_id, text = turn.accessor, turn.session_id, turn.text
     intent = planned.active[0].intent if planned.active else None
-    p.short_term.record(accessor.user_id, session_id, text, reply.text, intent=intent)
+    turn.record(p.short_term.record(accessor.user_id, session_id, text, reply.text, intent=intent))
     if not options.write_memory:
         return {"facts": 0, "dropped": 0, "summaries": 0}
     candidates: list[Candidate] = []
@@ -187,7 +186,8 @@ def settle_goals(
     delivered = list(reply.extra.get("delivered", ()))
     if reply.verdict not in ("pass", "fixed") or not delivered or not planned.user_id:
         return []
-    tree = {g.id: g for g in p.goals.tree(planned.user_id, planned.session_id)}
+    held = p.goals.session(planned.user_id, planned.session_id)
+    tree = {g.id: g for g in held.goals}
     # an action refused by a stage before its confirmation is still pending
     waiting = [
         gid
@@ -225,7 +225,7 @@ def settle_goals(
                 )
                 to = "completed"
                 if done.ok:
-                    moves += _moved(p, goal_id)
+                    moves += _moved(p, goal_id, held.context(goal_id))
             moves.append({"goal": goal_id, "to": to, "ok": done.ok})
             tree[goal_id] = dataclasses.replace(tree[goal_id], status=to)
             waiting.remove(goal_id)
@@ -234,7 +234,14 @@ def settle_goals(
         for m in moves
         if m["to"] == "completed" and m["ok"] and m["goal"] in tree
     }
-    for gid in stages.completed_by(p, planned.user_id, planned.session_id, finished):
+    # the stages waiting for them, read again only when there are some: the moves above may
+    # have ended stages (a refusal ends its goal's stages)
+    waits = spec is not None and any(
+        (found := spec.stage(g.intent)) is not None and found[1].by in finished
+        for g in tree.values()
+    )
+    now = p.goals.session(planned.user_id, planned.session_id).goals if waits else ()
+    for gid in stages.completed_by(p, now, finished):
         moves.append({"goal": gid, "to": "completed", "ok": True})
     for root in [g for g in tree.values() if g.intent == ROOT_INTENT and g.status == "active"]:
         # the root of a split is done when its goals are: the last one delivered now
@@ -245,9 +252,9 @@ def settle_goals(
     return moves
 
 
-def _moved(p: Parts, goal_id: str) -> list[dict[str, Any]]:
+def _moved(p: Parts, goal_id: str, context: Mapping[str, Any]) -> list[dict[str, Any]]:
     """A goal that moved a done action (改约): the goal it moved ends, called ``moved``."""
-    old = p.goals.context(goal_id).get(MOVES)
+    old = context.get(MOVES)
     if not isinstance(old, str):
         return []
     p.goals.set_slots(old, {OUTCOME: "moved"})
@@ -258,6 +265,7 @@ def _moved(p: Parts, goal_id: str) -> list[dict[str, Any]]:
 def goal_tree(p: Parts, user_id: str, session_id: str) -> tuple[dict[str, Any], ...]:
     if p.tracker is None:
         return ()
+    held = p.goals.session(user_id, session_id)  # as the turn leaves them
     return tuple(
         {
             "id": g.id,
@@ -265,15 +273,15 @@ def goal_tree(p: Parts, user_id: str, session_id: str) -> tuple[dict[str, Any], 
             "status": g.status,
             "parent": g.parent_id,
             "description": g.description,
-            **_outcome(p, g.id),
+            **_outcome(held.context(g.id)),
         }
-        for g in p.goals.tree(user_id, session_id)
+        for g in held.goals
     )
 
 
-def _outcome(p: Parts, goal_id: str) -> dict[str, Any]:
+def _outcome(context: Mapping[str, Any]) -> dict[str, Any]:
     """How a goal ended, beyond its status: refused, moved, a stage's own name for it."""
-    outcome = p.goals.context(goal_id).get(OUTCOME)
+    outcome = context.get(OUTCOME)
     return {"outcome": outcome} if isinstance(outcome, str) else {}
 
 

@@ -29,17 +29,17 @@ from charter.goals.tracker import AWAITING, REFUSED
 from charter.reflect.engine import Finding
 
 if TYPE_CHECKING:
-    from charter.agent.calls import Called
     from charter.agent.parts import Parts
-    from charter.agent.steps import Planned, Recalled
+    from charter.agent.turn import Turn
     from charter.skills.fallback import CallContext
 
 
 def views(p: Parts, user_id: str, session_id: str) -> dict[str, GoalView]:
     """The session's goals after planning, with their slots."""
     out = {}
-    for g in p.goals.tree(user_id, session_id):
-        context = p.goals.context(g.id)
+    held = p.goals.session(user_id, session_id)
+    for g in held.goals:
+        context = held.context(g.id)
         slots = {k: v for k, v in context.items() if not k.startswith("_")}
         out[g.id] = GoalView(
             g.id,
@@ -78,10 +78,15 @@ def passed_over(p: Parts, intent: str, slot: str, text: str) -> str | None:
     return "、".join(words.get(k, k) for k in kinds)
 
 
-def compose(
-    p: Parts, planned: Planned, called: Sequence[Called], handoff: str | None, turn: int, text: str
-) -> Composed:
+def compose(p: Parts, now: Turn) -> Composed:
     """The turn's events told by the templates (open ones left for the mode to answer)."""
+    planned, called, handoff, turn, text = (
+        now.planned,
+        now.called,
+        now.handoff,
+        now.number,
+        now.text,
+    )
     if planned.turn is None:
         facts = None
         events = []
@@ -119,23 +124,15 @@ class Drafts:
     goals: set[str] = field(default_factory=set)  # goals an accepted answer delivered
 
 
-def finish(
-    p: Parts,
-    text: str,
-    composed: Composed,
-    planned: Planned,
-    recalled: Recalled,
-    called: Sequence[Called],
-    ctx: CallContext,
-    drafts: Drafts,
-    turn: int,
-    *,
-    check: bool = True,
-    rephrased: str | None = None,
-) -> Reply:
+def finish(p: Parts, now: Turn, *, check: bool = True) -> Reply:
     """The Reply: the composed text (open events answered by the model or told plainly),
-    checked by the rules, escalated when they say so, blocked when they block."""
+    checked by the rules, escalated when they say so, blocked when they block. ``check``:
+    False for the ablation's "no reflection" (nothing is checked)."""
     from charter.agent.calls import outcome_dict
+
+    text, composed, planned, recalled = now.text, now.told, now.planned, now.memory
+    called, ctx, drafts, turn = now.called, now.call_context, now.drafts, now.number
+    rephrased = now.rephrased
 
     plain = {
         n: p.composer.unanswered(composed.pieces[n][0], turn)

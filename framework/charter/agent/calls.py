@@ -74,12 +74,12 @@ def prechecks(p: Parts, planned: Planned) -> list[Called]:
     Nothing runs; a refusal is told as the contract's message and the slot asked again."""
     assert p.runner is not None and p.pack.goals is not None
     out = []
-    for gid in planned.touched:
-        goal = p.goals.get(gid)
+    for gid in planned.touched:  # nothing has run yet: the goals as planning left them
+        goal = planned.goals.get(gid)
         intent = p.pack.goals.intent(goal.intent) if goal is not None else None
         if goal is None or intent is None or intent.skill is None or goal.status != "pending":
             continue
-        context = p.goals.context(gid)
+        context = planned.goals.context(gid)
         contract = p.runner.contract(intent.skill.name)
         if not contract.executes or not context.get(AWAITING):
             continue
@@ -107,14 +107,14 @@ def replays(p: Parts, planned: Planned) -> list[Called]:
     assert p.runner is not None and p.pack.goals is not None and planned.turn is not None
     out = []
     for gid in planned.turn.plan.mentions:
-        goal = p.goals.get(gid)
+        goal = planned.goals.get(gid)
         intent = p.pack.goals.intent(goal.intent) if goal is not None else None
         if intent is None or intent.skill is None:
             continue
         contract = p.runner.contract(intent.skill.name)
         if not contract.executes:
             continue
-        slots = {k: v for k, v in p.goals.context(gid).items() if not k.startswith("_")}
+        slots = planned.goals.slots(gid)
         given = slot_args(intent.skill.args, slots, p.registry.formatters)
         args = typed(given, contract.input_schema)
         told = p.runner.replay(contract.name, args, gid)
@@ -148,7 +148,7 @@ def reopen(p: Parts, planned: Planned, called: Sequence[Called]) -> list[dict[st
     for c in called:
         failure = c.outcome.failure
         # the active goal called, or the pending one refused before its confirmation
-        goal = next((g for g in planned.active if g.id == c.goal_id), None) or p.goals.get(
+        goal = next((g for g in planned.active if g.id == c.goal_id), None) or planned.goals.get(
             c.goal_id
         )
         intent = p.pack.goals.intent(goal.intent) if goal and p.pack.goals else None

@@ -5,17 +5,17 @@ when nothing it stated was lost. The loop (``charter.agent.loop``) decides when 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
-from charter.agent import answer, rephrase, steps
+from charter.agent import rephrase, steps
 from charter.agent.parts import AgentOptions, Parts
 from charter.agent.selfcheck import SelfReflection
-from charter.compose.composer import MODEL, Composed, Part
+from charter.compose.composer import MODEL, Part
 from charter.compose.events import Event
-from charter.learn.apply import NOTHING, Patched
 from charter.learn.triggers import mean_entropy
-from charter.traces.recorder import TraceRecorder
+
+if TYPE_CHECKING:
+    from charter.agent.turn import Turn
 
 
 class Drafter:
@@ -31,24 +31,14 @@ class Drafter:
         self.max_retries = max_retries
         self.selfcheck = selfcheck
 
-    def draft(
-        self,
-        rec: TraceRecorder,
-        n: int,
-        event: Event,
-        drafts: answer.Drafts,
-        text: str,
-        planned: steps.Planned,
-        recalled: steps.Recalled,
-        called: Sequence[Any],
-        ctx: Any,
-        composed: Composed,
-        patched: Patched = NOTHING,
-    ) -> None:
-        """The model answers an open event (assisted): each draft checked by the model-text
+    def draft(self, turn: Turn, n: int, event: Event) -> None:
+        """The model answers open event ``n`` (assisted): each draft checked by the model-text
         checks, the rules and the goal's deliverables, retried with their guidance; accepted,
-        it takes the event's place; refused to the end, the plain reply does."""
-        p = self.p
+        it takes the event's place in ``turn.drafts``; refused to the end, the plain reply
+        does."""
+        p, rec, drafts, text = self.p, turn.rec, turn.drafts, turn.text
+        planned, recalled, called, ctx = turn.planned, turn.memory, turn.called, turn.call_context
+        composed, patched = turn.told, turn.patched
         guidance: tuple[str, ...] = ()
         told = [pt.text for pt in composed.parts]
         attempt = 0
@@ -122,18 +112,11 @@ class Drafter:
         intent = spec.intent(event.intent) if spec is not None and event.intent else None
         return intent is not None and bool(intent.deliverables)
 
-    def rephrase(
-        self,
-        rec: TraceRecorder,
-        text: str,
-        composed: Composed,
-        planned: steps.Planned,
-        recalled: steps.Recalled,
-        called: Sequence[Any],
-    ) -> str | None:
+    def rephrase(self, turn: Turn) -> str | None:
         """The model rewords the composed reply; kept only when it passes every check and
         keeps each amount, date, identifier and status of the composed text."""
-        p = self.p
+        p, rec, text, composed = self.p, turn.rec, turn.text, turn.told
+        planned, recalled, called = turn.planned, turn.memory, turn.called
         messages = rephrase.request(composed.text)
         with rec.step("generate", {"attempt": 1, "rephrase": True}) as s:
             done = p.llm.generate(

@@ -1,14 +1,13 @@
-"""The learning steps of a turn (seed 001 §3): learned patches before planning, slots the
-model reads after planning, and the reflection triggers after the answer."""
+"""The learning steps of a turn (seed 001 §3): learned patches before planning and the
+reflection triggers after the answer."""
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from charter.agent import fill as model_fill
 from charter.agent.calls import Called
 from charter.agent.parts import Parts
 from charter.agent.reply import Reply
@@ -18,6 +17,9 @@ from charter.learn.meaning import explains
 from charter.learn.triggers import CallSeen, History, Signals, TurnSeen, evaluate
 from charter.memory.records import Accessor
 from charter.store.privacy import scrub_json
+
+if TYPE_CHECKING:
+    from charter.agent.turn import Turn
 
 CONFIRMED = ("user_confirmed", "system_verified")
 
@@ -31,74 +33,12 @@ def patches(p: Parts, text: str) -> Patched:
     return p.matcher.match(text, local(p.clock()))
 
 
-def _touched(p: Parts, planned: Planned) -> list[Any]:
-    """The open goals this input opened or updated."""
-    if planned.turn is None or not planned.user_id:
-        return []
-    touched = set(planned.turn.created.values()) | {u.goal for u in planned.turn.plan.updates}
-    return [
-        g
-        for g in p.goals.tree(planned.user_id, planned.session_id)
-        if g.id in touched and g.status in ("pending", "active")
-    ]
-
-
-def needs_fill(p: Parts, planned: Planned) -> bool:
-    """Some goal of this input still lacks a slot the model may read."""
-    return any(model_fill.missing_model_slots(p, g, _slots(p, g.id)) for g in _touched(p, planned))
-
-
-def fill(p: Parts, text: str, planned: Planned) -> tuple[Planned, dict[str, Any]]:
-    """Ask the model for the ``model`` slots of the goals this input opened or updated. A
-    touched goal still pending asks for its first missing slot (the planner's question for a
-    slot the model read is dropped, one for a slot still missing is added)."""
-    if p.tracker is None or planned.turn is None or not planned.user_id:
-        return planned, {}
-    goals = _touched(p, planned)
-    user, session = planned.user_id, planned.session_id
-    slots = {g.id: _slots(p, g.id) for g in goals}
-    got = model_fill.fill(p, text, goals, slots, local(p.clock()))
-    if not got.values:
-        return planned, got.trace() if got.asked else {}
-    for g in goals:
-        found = got.values.get(g.id)
-        if found:
-            p.tracker.fill(g.id, found, trigger="slots read by the model")
-    touched = {g.id for g in goals}
-    theirs: set[str] = set()  # every question a touched goal's intent can ask
-    asks: list[str] = []
-    for g in p.goals.tree(user, session):
-        intent = p.pack.goals.intent(g.intent) if p.pack.goals is not None else None
-        if g.id not in touched or intent is None:
-            continue
-        theirs |= {s.ask for s in intent.slots if s.ask}
-        if g.status != "pending":
-            continue
-        held = _slots(p, g.id)
-        missing = [s for s in intent.slots if s.required and held.get(s.name) in (None, "", [])]
-        if missing and missing[0].ask and missing[0].ask not in asks:
-            asks.append(missing[0].ask)
-    active = p.goals.active(user, session)
-    planned = dataclasses.replace(
-        planned,
-        active=active,
-        slots={g.id: _slots(p, g.id) for g in active},
-        questions=(*(q for q in planned.questions if q not in theirs), *asks),
-        model_read={gid: frozenset(found) for gid, found in got.values.items()},
-    )
-    return planned, got.trace()
-
-
 def _fact_keys(p: Parts, intent: str | None, slots: Mapping[str, Any]) -> dict[str, str]:
     """Each slot's fact key (transfer.amount): where its confirmed value is remembered."""
     spec = p.pack.goals
     if spec is None or intent is None:
         return {}
     return {name: spec.fact_key(intent, name) for name in slots}
-
-
-def _slots(p: Parts, goal_id: str) -> dict[str, Any]:
-    return {k: v for k, v in p.goals.context(goal_id).items() if not k.startswith("_")}
 
 
 def for_plan(patched: Patched, planned: Planned) -> Patched:
@@ -229,25 +169,19 @@ def seen(p: Parts, text: str, planned: Planned, called: Sequence[Called], reply:
 def reflect(
     p: Parts,
     history: History,
-    accessor: Accessor,
-    session_id: str,
+    now: Turn,
     turn: TurnSeen,
     entropy: float | None,
-    trace: str,
-    *,
-    recorded: bool = True,
 ) -> dict[str, Any]:
-    """Evaluate the triggers; each reflection is one row of the reflection log. ``recorded``:
-    this turn is already in short-term memory (the memory step ran)."""
-    cached: list[Any] = []
+    """Evaluate the triggers; each reflection is one row of the reflection log."""
+    accessor, session_id, trace = now.accessor, now.session_id, now.rec.id
+    recorded = now.recorded is not None  # the memory step kept this turn in short-term memory
 
     def turns_back(at: datetime) -> int | None:
         # a fact is written just after its turn is recorded: the turns recorded after it are
         # the turns since (this one among them once recorded); one older than the recent
         # window is not recent
-        if not cached:  # read once, only when a confirmed fact is compared
-            cached.append(p.short_term.turns(accessor.user_id, session_id))
-        earlier = cached[0]
+        earlier = now.window_now
         if not earlier or at < earlier[0].at:
             return None
         return sum(1 for t in earlier if t.at > at) + (0 if recorded else 1)

@@ -7,9 +7,11 @@
     with guidance) → the reply checked by the rules (repaired, blocked, escalated) →
     memory writes → goals whose result was told complete → reflection triggers → trace
 
-Every step is a trace step with its inputs, outputs and decision. The model is asked only for
-what no template can tell, and only where the pack's mode lets it speak: the shipped packs are
-``strict``, so their turns never generate.
+Each step is a module of ``charter.agent.pipeline``, run in that order on one ``Turn`` value
+(``charter.agent.turn``) loaded here; this module only loads the turn and runs the steps, under
+the user's lock. Every step is a trace step with its inputs, outputs and decision. The model is
+asked only for what no template can tell, and only where the pack's mode lets it speak: the
+shipped packs are ``strict``, so their turns never generate.
 """
 
 from __future__ import annotations
@@ -21,16 +23,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from charter.agent import after, answer, calls, learning, shared, stages, steps
+from charter.agent import after, pipeline
 from charter.agent.drafts import Drafter
 from charter.agent.forget import UserStores, forget_user
 from charter.agent.parts import AgentOptions, Notify, Parts, build
-from charter.agent.reply import Reply, is_negation
+from charter.agent.reply import Reply
 from charter.agent.selfcheck import SelfReflection
+from charter.agent.turn import Turn
 from charter.compile.compiled import CompiledPack
 from charter.contracts.models import LLM, Embedder
 from charter.contracts.registry import Registry
-from charter.learn.apply import NOTHING
 from charter.learn.triggers import History
 from charter.memory import working
 from charter.memory.maintain import MaintenanceReport, maintain
@@ -66,6 +68,7 @@ class Agent:
             else None
         )
         self.drafter = Drafter(parts, self.options, self.max_retries, self.selfcheck)
+        self.crew = pipeline.Crew(parts, self.options, self.drafter, self.history)
 
     @classmethod
     def from_pack(
@@ -194,172 +197,12 @@ class Agent:
         context: Mapping[str, Any] | None,
     ) -> Reply:
         p = self.parts
-        opts = self.options
-        user_id = accessor.user_id
+        turn = Turn.load(p.short_term, accessor, rec, session_id, text, context)
         with working.turn(session_id) as wm:
-            with rec.step("input", {"text": text}) as s:
-                negations = steps.negations(p, user_id, session_id, text)
-                s.outputs.update(negations=negations, negation=is_negation(text))
-                if p.policy.deprecates(text):
-                    s.outputs["deprecated"] = steps.deprecate(p, accessor, session_id)
-            patched = NOTHING
-            if opts.reflection and p.matcher:
-                with rec.step("patches", {"text": text}) as s:
-                    patched = learning.patches(p, text)
-                    s.outputs.update(patched.trace())
-                    s.decision = f"{len(patched.applied)} learned patch(es) matched"
-            with rec.step("goals", {"text": text, "preset": patched.preset}) as s:
-                planned = steps.plan(
-                    p,
-                    user_id,
-                    session_id,
-                    text,
-                    patched.preset,
-                    accessor if opts.memory else None,
-                )
-                s.outputs.update(planned.trace())
-                s.decision = planned.decision
-            planned = self._fill(rec, text, planned)
-            patched = learning.for_plan(patched, planned)
-            wm.active_context.current_task = "；".join(g.description for g in planned.active)
-            wm.active_context.user_intent = planned.active[0].intent if planned.active else None
-            wm.ephemeral_entities.extend(planned.entities)
-            with rec.step("recall", {"entities": planned.entities}) as s:
-                recalled = (
-                    steps.recall(p, accessor, text, planned) if opts.memory else steps.Recalled()
-                )
-                s.outputs.update(recalled.trace())
-                s.decision = f"ladder: {recalled.step}" if opts.memory else "memory off"
-            ctx = steps.call_context(p, user_id, session_id, text, negations, recalled, context)
-            handoff = None
-            if p.composer.teller.wants_handoff(text):
-                with rec.step("handoff") as s:
-                    handoff = steps.open_ticket(p, ctx, "handoff: the user asked for a person", "")
-                    s.outputs["ticket"] = handoff
-                    s.decision = "the user asked for a person"
-            with rec.step("skills") as s:
-                called, staged = (
-                    stages.skills(p, planned, ctx) if opts.skills and not handoff else ([], [])
-                )
-                if staged:
-                    s.outputs["stages"] = staged
-                s.inputs["calls"] = [{"skill": c.skill, "args": dict(c.args)} for c in called]
-                s.outputs["outcomes"] = [calls.outcome_dict(c) for c in called]
-                reopened = calls.reopen(p, planned, called)
-                if reopened:
-                    s.outputs["reopened"] = reopened
-                wm.active_context.tool_state = {c.skill: c.status for c in called}
-            with rec.step("working_memory") as s:
-                s.outputs.update(wm.as_dict())
-            turn_no = len(p.short_term.turns(user_id, session_id))
-            with rec.step("compose") as s:
-                composed = answer.compose(p, planned, called, handoff, turn_no, text)
-                s.outputs.update(
-                    events=[e.as_dict() for e in composed.events],
-                    responses=list(composed.responses),
-                    open=[e.as_dict() for e in composed.open],
-                )
-                s.decision = (
-                    f"{len(composed.parts)} part(s) from templates, {len(composed.open)} open"
-                )
-            drafts = answer.Drafts()
-            for n in composed.open_positions():
-                event = composed.pieces[n][0]
-                if (opts.mode or p.responses.mode_of(event.intent)) != "strict":
-                    self.drafter.draft(
-                        rec,
-                        n,
-                        event,
-                        drafts,
-                        text,
-                        planned,
-                        recalled,
-                        called,
-                        ctx,
-                        composed,
-                        patched,
-                    )
-            rephrased = None
-            first = planned.active[0].intent if planned.active else None
-            if (opts.mode or p.responses.mode_of(first)) == "rephrase" and not composed.open:
-                rephrased = self.drafter.rephrase(rec, text, composed, planned, recalled, called)
-            with rec.step("answer") as s:
-                reply = answer.finish(
-                    p,
-                    text,
-                    composed,
-                    planned,
-                    recalled,
-                    called,
-                    ctx,
-                    drafts,
-                    turn_no,
-                    check=opts.reflection,
-                    rephrased=rephrased,
-                )
-                s.outputs.update(
-                    verdict=reply.verdict, text=reply.text, responses=list(reply.responses)
-                )
-                s.decision = f"{reply.answered_by}: {reply.verdict}" + (
-                    f", ticket {reply.ticket}" if reply.ticket else ""
-                )
-            if opts.memory:
-                with rec.step("memory", {"write": opts.write_memory}) as s:
-                    s.outputs.update(
-                        after.remember(p, accessor, session_id, text, reply, planned, opts)
-                    )
-                    if opts.write_memory:  # shareable slot values into the deployment's pool
-                        s.outputs.update(shared.share(p, accessor, planned))
-            with rec.step("goal_transitions") as s:
-                refused = frozenset(c.goal_id for c in called if c.refused)
-                s.outputs["moves"] = after.settle_goals(p, planned, reply, refused)
-            if opts.reflection:
-                with rec.step("learn") as s:
-                    s.outputs["patches"] = learning.record_uses(
-                        p,
-                        patched,
-                        planned,
-                        accessor,
-                        session_id,
-                        rec.id,
-                        prompted=reply.attempts > 0,
-                    )
-                    seen = learning.seen(p, text, planned, called, reply)
-                    entropy = reply.extra.get("entropy")
-                    s.outputs.update(
-                        learning.reflect(
-                            p,
-                            self.history,
-                            accessor,
-                            session_id,
-                            seen,
-                            entropy,
-                            rec.id,
-                            recorded=opts.memory,
-                        )
-                    )
-                    s.decision = (
-                        "reflection: " + "、".join(s.outputs["triggers"])
-                        if s.outputs["triggers"]
-                        else "healthy turn: no reflection"
-                    )
-            goals = after.goal_tree(p, user_id, session_id)
-        return after.with_trace(reply, rec.id, goals)
-
-    def _fill(self, rec: TraceRecorder, text: str, planned: steps.Planned) -> steps.Planned:
-        """Slots the model reads, when a goal of this input still lacks them."""
-        p = self.parts
-        if p.pack.goals is None or planned.turn is None or not p.pack.goals.model_slots:
-            return planned
-        if not learning.needs_fill(p, planned):
-            return planned
-        with rec.step("fill") as s:
-            planned, done = learning.fill(p, text, planned)
-            s.outputs.update(done)
-            s.decision = (
-                f"{done.get('model_calls', 0)} model call(s)" if done else "nothing for the model"
-            )
-        return planned
+            turn.working = wm
+            pipeline.run(self.crew, turn)
+            goals = after.goal_tree(p, accessor.user_id, session_id)
+        return after.with_trace(turn.answered, rec.id, goals)
 
 
 def _compile(pack: str | Path, registry: Registry) -> CompiledPack:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from charter.memory.facts_access import audit_row, denied
+from charter.memory.facts.access import audit_row, denied
 from charter.memory.records import Accessor
 from charter.memory.shared import SharedFact
 

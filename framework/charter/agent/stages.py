@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from charter.agent.calls import Called, at, call_skills, prechecks, refused, replays, typed
 from charter.agent.parts import Parts, slot_args
 from charter.compile.specs.goals import STAGE_SEP, StageSpec
+from charter.goals.session import SessionGoals
 from charter.goals.tables import Goal
 from charter.goals.tracker import OUTCOME
 from charter.skills.fallback import CallContext
@@ -50,24 +51,25 @@ def skills(
         return replays(p, planned), []
     out = prechecks(p, planned)
     refused_args = {c.goal_id for c in out}
-    staged = advance(p, [g for g in planned.touched if g not in refused_args], ctx)
+    staged = advance(p, planned.goals, [g for g in planned.touched if g not in refused_args], ctx)
     own = call_skills(p, planned, ctx, held=staged.blocked)
     return out + staged.calls + own, staged.log
 
 
-def advance(p: Parts, goal_ids: Iterable[str], ctx: CallContext) -> Advanced:
-    """Each touched goal's stages, in order, as far as they go this turn."""
+def advance(p: Parts, session: SessionGoals, goal_ids: Iterable[str], ctx: CallContext) -> Advanced:
+    """Each touched goal's stages, in order, as far as they go this turn. ``session``: the
+    session's goals as planning left them (a goal's stages change only here, in order)."""
     out = Advanced()
     if p.tracker is None or p.pack.goals is None or p.runner is None:
         return out
     for gid in goal_ids:
-        goal = p.goals.get(gid)
+        goal = session.get(gid)
         intent = p.pack.goals.intent(goal.intent) if goal is not None else None
         if goal is None or intent is None or not intent.stages:
             continue
         if goal.status not in ("pending", "active"):
             continue
-        kids = {g.intent: g for g in p.tracker.stages(gid)}
+        kids = {g.intent: g for g in session.goals if g.parent_id == gid}
         for stage in intent.stages:
             held = kids.get(f"{intent.id}{STAGE_SEP}{stage.id}")
             if held is None or not _step(p, goal, stage, held, ctx, out, intent.confirm):
@@ -156,14 +158,15 @@ def _move(
     out.log.append({"goal": held.id, "stage": held.intent, "to": called or to, "ok": done.ok})
 
 
-def completed_by(p: Parts, user_id: str, session_id: str, intents: Iterable[str]) -> list[str]:
-    """The session's waiting ``by`` stages a goal of one of ``intents`` just completed: done."""
+def completed_by(p: Parts, tree: Iterable[Goal], intents: Iterable[str]) -> list[str]:
+    """The session's waiting ``by`` stages (``tree``: the session's goals as they are now) a
+    goal of one of ``intents`` just completed: done."""
     spec = p.pack.goals
     names = set(intents)
     if spec is None or not names:
         return []
     done = []
-    for g in p.goals.tree(user_id, session_id):
+    for g in list(tree):
         found = spec.stage(g.intent)
         if found is None or g.status != "active" or found[1].by not in names:
             continue

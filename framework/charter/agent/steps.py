@@ -16,14 +16,18 @@ from charter.agent.prompt import DEFAULT_INTRO, Prompt, PromptParts, assemble
 from charter.agent.reply import is_negation
 from charter.compose import events
 from charter.goals.plans import Plan
+from charter.goals.session import SessionGoals
 from charter.goals.tables import Goal
-from charter.goals.tracker import Turn
-from charter.memory import narrative_lifecycle
+from charter.goals.tracker import Turn as GoalTurn
+from charter.memory.narrative import lifecycle as narrative_lifecycle
 from charter.memory.records import Accessor, Fact
+from charter.memory.short_term import Turn as Said
+from charter.memory.short_term import summaries_within
 from charter.skills.fallback import CallContext
 
 if TYPE_CHECKING:
     from charter.agent.calls import Called
+    from charter.agent.turn import Turn
 
 __all__ = ["Judged", "open_ticket", "reflect", "rule_context"]
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{5,}$")
@@ -32,27 +36,26 @@ ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{5,}$")
 # ---- input ------------------------------------------------------------------------------------
 
 
-def negations(p: Parts, user_id: str, session_id: str, text: str) -> int:
+def negations(turn: Turn) -> int:
     """How many times in a row the user has now said the answer was wrong (this turn
     included): the ``negations >= N`` of fallback protocols."""
-    if not is_negation(text):
+    if not is_negation(turn.text):
         return 0
     count = 1
-    for turn in reversed(p.short_term.turns(user_id, session_id)):
-        if not is_negation(turn.text):
+    for said in reversed(turn.earlier):
+        if not is_negation(said.text):
             break
         count += 1
     return count
 
 
-def deprecate(p: Parts, accessor: Accessor, session_id: str) -> int:
+def deprecate(p: Parts, turn: Turn) -> int:
     """我懂了: the questions about what the user asked last stop being recalled."""
-    if p.memory.narrative is None:
+    if p.memory.narrative is None or not turn.earlier:
         return 0
-    earlier = p.short_term.turns(accessor.user_id, session_id)
-    if not earlier:
-        return 0
-    return len(narrative_lifecycle.deprecate(p.memory.narrative, accessor, earlier[-1].text))
+    return len(
+        narrative_lifecycle.deprecate(p.memory.narrative, turn.accessor, turn.earlier[-1].text)
+    )
 
 
 # ---- goals --------------------------------------------------------------------------------------
@@ -60,7 +63,7 @@ def deprecate(p: Parts, accessor: Accessor, session_id: str) -> int:
 
 @dataclass
 class Planned:
-    turn: Turn | None
+    turn: GoalTurn | None  # the input applied to the session's goals
     session_id: str = ""
     active: list[Goal] = field(default_factory=list)
     slots: dict[str, dict[str, Any]] = field(default_factory=dict)  # goal id -> its slots
@@ -73,6 +76,8 @@ class Planned:
     model_read: dict[str, frozenset[str]] = field(default_factory=dict)
     # the goals the input opened, changed, activated or asked about again, in plan order
     touched: list[str] = field(default_factory=list)
+    # the session's goals as planning left them (the steps after read them here)
+    goals: SessionGoals = field(default_factory=SessionGoals)
 
     def trace(self) -> dict[str, Any]:
         plan = self.turn.plan.as_dict() if self.turn is not None else {}
@@ -110,11 +115,9 @@ def plan(
     )
     # a stage goal is its goal's bookkeeping (agent/stages.py), not a request of the user's
     spec = p.pack.goals
-    active = [g for g in p.goals.active(user_id, session_id) if not (spec and spec.stage(g.intent))]
-    slots = {
-        g.id: {k: v for k, v in p.goals.context(g.id).items() if not k.startswith("_")}
-        for g in active
-    }
+    held = p.goals.session(user_id, session_id)
+    active = [g for g in held.active() if not (spec and spec.stage(g.intent))]
+    slots = {g.id: held.slots(g.id) for g in active}
     entities = sorted(
         {
             str(v)
@@ -141,6 +144,7 @@ def plan(
         decision,
         user_id,
         touched=touched,
+        goals=held,
     )
 
 
@@ -213,6 +217,8 @@ class Recalled:
     # the deployment's shared facts the turn is about (charter.agent.shared), after the user's
     shared: list[str] = field(default_factory=list)
     shared_trace: dict[str, Any] | None = None
+    # the session's short-term window the turn read (the prompt's summaries come from it)
+    said: tuple[Said, ...] = ()
 
     def trace(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -236,12 +242,13 @@ def _shown(p: Parts, fact: Fact) -> str:
     return f"{fact.key}：{value}"
 
 
-def recall(p: Parts, accessor: Accessor, text: str, planned: Planned) -> Recalled:
+def recall(p: Parts, turn: Turn) -> Recalled:
+    accessor, text, planned = turn.accessor, turn.text, turn.planned
     intent = planned.active[0].intent if planned.active else None
     got = p.memory.recall(accessor, text, entity_refs=planned.entities, intent=intent)
     facts = list(got.facts)
     conf = min((f.confidence for f in facts), default=None)
-    earlier = p.short_term.turns(accessor.user_id, planned.session_id) if planned.session_id else []
+    earlier = turn.earlier
     recent = [t for turn in earlier for t in (turn.summary, turn.text) if t]
     pooled = shared.recall(p, accessor, text, planned)
     step: str = got.step
@@ -249,6 +256,7 @@ def recall(p: Parts, accessor: Accessor, text: str, planned: Planned) -> Recalle
     if step == "none" and pooled.facts:  # the user's memory had nothing: the pool answered
         step, reason = "shared", f"shared pool: {', '.join(f.key for f in pooled.facts)}"
     return Recalled(
+        said=earlier,
         recent=recent,
         replies=[turn.reply for turn in earlier if turn.reply],
         step=step,
@@ -264,24 +272,15 @@ def recall(p: Parts, accessor: Accessor, text: str, planned: Planned) -> Recalle
     )
 
 
-def call_context(
-    p: Parts,
-    user_id: str,
-    session_id: str,
-    text: str,
-    negations: int,
-    recalled: Recalled,
-    extra: Mapping[str, Any] | None,
-) -> CallContext:
-    conversation = (*(t.text for t in p.short_term.turns(user_id, session_id)), text)
+def call_context(turn: Turn) -> CallContext:
     return CallContext(
-        query=text,
-        negations=negations,
-        confidence=recalled.min_confidence,
-        user_id=user_id,
-        session_id=session_id,
-        conversation=conversation,
-        extra=dict(extra or {}),
+        query=turn.text,
+        negations=turn.negations,
+        confidence=turn.memory.min_confidence,
+        user_id=turn.user_id,
+        session_id=turn.session_id,
+        conversation=(*(said.text for said in turn.earlier), turn.text),
+        extra=dict(turn.context or {}),
     )
 
 
@@ -314,7 +313,7 @@ def prompt(
         task=tuple(g.description for g in planned.active),
         facts=tuple([*notes, *facts, *recalled.summaries, *recalled.shared]),
         skills=tuple(c.outcome.text for c in called if c.status == "ok"),
-        summaries=tuple(p.short_term.prompt_summaries(ctx.user_id, ctx.session_id)),
+        summaries=tuple(summaries_within(recalled.said, p.policy.prompt_tokens)),
         guidance=tuple(guidance),
     )
     count = getattr(p.llm, "count_tokens", None)

@@ -191,7 +191,7 @@ def _accessor(
 
 
 def _iso(at: datetime | None) -> str:
-    from charter.memory.tables import iso
+    from charter.memory.facts.tables import iso
 
     return iso(at) or "-"
 

@@ -78,7 +78,7 @@ def load_policy(prog: str, domain: str | None) -> tuple[MemoryPolicy | None, boo
 def narrative_dir(prog: str, given: Path | None) -> tuple[Path | None, bool]:
     """The narrative directory to include (None: there is none); ``ok`` False after saying
     why a directory named explicitly cannot be used."""
-    from charter.memory.narrative_rows import TABLE
+    from charter.memory.narrative.rows import TABLE
 
     named = given or (Path(os.environ[ENV_NARRATIVE]) if os.environ.get(ENV_NARRATIVE) else None)
     path = named or Path(DEFAULT_NARRATIVE)

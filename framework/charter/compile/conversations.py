@@ -12,8 +12,9 @@ declare (CH369).
 The specs themselves (``Conversation``, ``Turn``, ``Expect``, the verdicts and matching rules)
 are in ``charter.compile.conversation_spec`` and importable from here too.
 
-Imports of the pack layer are for type checking only: the specs travel in the pickled
-``CompiledPack`` and the runtime side (the runner, ``charter.reflect.testing``) reads them.
+The files are read as their typed model (``charter.pack.typed.conversations``), imported when
+the stage runs: the specs travel in the pickled ``CompiledPack`` and the runtime side (the
+runner, ``charter.reflect.testing``) imports them from here without the pack layer.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from charter.text.patterns import PatternTimeout, bounded
 
 if TYPE_CHECKING:
     from charter.compile.specs.goals import GoalsSpec
+    from charter.pack.typed import conversations as written
     from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 # the specs, read from here by the runner, the assertions, the reports and the tests
@@ -62,27 +64,6 @@ __all__ = [
     "parse_time",
     "template_matches",
 ]
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _texts(value: Any) -> tuple[str, ...] | None:
-    """A string or a list of strings (the schema reported anything else) as a tuple."""
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list):
-        return tuple(v for v in value if isinstance(v, str))
-    return None
 
 
 class _Stage:
@@ -110,18 +91,20 @@ class _Stage:
 
     # ---- a file ------------------------------------------------------------------------------
 
-    def file(self, doc: LocatedDoc) -> list[Conversation]:
+    def file(self, doc: LocatedDoc, data: written.ConversationsFile) -> list[Conversation]:
         out = []
-        for i, raw in enumerate(_list(_dict(doc.data).get("conversations"))):
-            conversation = self.conversation(doc, ("conversations", i), raw)
+        for i, item in enumerate(data.conversations):
+            conversation = self.conversation(doc, ("conversations", i), item)
             if conversation is not None:
                 out.append(conversation)
         return out
 
-    def conversation(self, doc: LocatedDoc, ptr: Pointer, raw: Any) -> Conversation | None:
-        name = _str(_dict(raw).get("name"))
-        if not isinstance(raw, dict) or not name:
+    def conversation(
+        self, doc: LocatedDoc, ptr: Pointer, item: written.Conversation | None
+    ) -> Conversation | None:
+        if item is None or not item.name:
             return None  # the schema reported it
+        name = item.name
         first = self.names.get(name)
         if first is not None:
             self.err(
@@ -132,20 +115,20 @@ class _Stage:
             )
         else:
             self.names[name] = doc.loc((*ptr, "name"))
-        now = _str(raw.get("now")) or DEFAULT_NOW
+        now = item.now or DEFAULT_NOW
         self.time(doc, (*ptr, "now"), now)
         turns = []
-        for j, turn in enumerate(_list(raw.get("turns"))):
+        for j, turn in enumerate(item.turns):
             built = self.turn(doc, (*ptr, "turns", j), turn)
             if built is not None:
                 turns.append(built)
         return Conversation(
             name=name,
             location=doc.loc(ptr),
-            user=_str(raw.get("user")) or DEFAULT_USER,
-            session=_str(raw.get("session")) or DEFAULT_SESSION,
+            user=item.user or DEFAULT_USER,
+            session=item.session or DEFAULT_SESSION,
             now=now,
-            model=_texts(raw.get("model")) or (),
+            model=item.model or (),
             turns=tuple(turns),
         )
 
@@ -158,14 +141,13 @@ class _Stage:
                 "write a date, a time and the offset: 2024-05-01T10:00:00+08:00",
             )
 
-    def turn(self, doc: LocatedDoc, ptr: Pointer, raw: Any) -> Turn | None:
-        text = _str(_dict(raw).get("user"))
-        if text is None:
+    def turn(self, doc: LocatedDoc, ptr: Pointer, item: written.Turn | None) -> Turn | None:
+        if item is None or item.user is None:
             return None  # the schema reported it
-        at = _str(raw.get("at"))
+        at = item.at
         if at is not None:
             self.time(doc, (*ptr, "at"), at)
-        outage = _str(raw.get("outage"))
+        outage = item.outage
         if outage is not None and outage not in self.contracts:
             self.err(
                 "CH368",
@@ -174,14 +156,14 @@ class _Stage:
                 self.skill_hint(outage),
             )
         return Turn(
-            text=text,
+            text=item.user,
             location=doc.loc(ptr),
-            session=_str(raw.get("session")),
+            session=item.session,
             at=at,
-            user_id=_str(raw.get("user_id")),
-            model=_texts(raw.get("model")),
+            user_id=item.user_id,
+            model=item.model,
             outage=outage,
-            expect=self.expect(doc, (*ptr, "expect"), _dict(raw.get("expect"))),
+            expect=self.expect(doc, (*ptr, "expect"), item.expect),
         )
 
     def skill_hint(self, name: str) -> str:
@@ -191,9 +173,11 @@ class _Stage:
 
     # ---- what a turn expects ----------------------------------------------------------------
 
-    def expect(self, doc: LocatedDoc, ptr: Pointer, raw: Mapping[str, Any]) -> Expect:
-        for key, allowed in (("verdict", VERDICTS), ("answered_by", ANSWERED_BY)):
-            value = _str(raw.get(key))
+    def expect(self, doc: LocatedDoc, ptr: Pointer, want: written.Expect) -> Expect:
+        for key, value, allowed in (
+            ("verdict", want.verdict, VERDICTS),
+            ("answered_by", want.answered_by, ANSWERED_BY),
+        ):
             if value is not None and value not in allowed:
                 self.err(
                     "CH364",
@@ -201,8 +185,7 @@ class _Stage:
                     doc.loc((*ptr, key)),
                     did_you_mean(value, allowed),
                 )
-        events = _texts(raw.get("events")) if isinstance(raw.get("events"), list) else None
-        for k, kind in enumerate(events or ()):
+        for k, kind in enumerate(want.events or ()):
             if kind not in EVENT_KINDS:
                 self.err(
                     "CH364",
@@ -210,12 +193,9 @@ class _Stage:
                     doc.loc((*ptr, "events", k)),
                     did_you_mean(kind, EVENT_KINDS),
                 )
-        matches = _str(raw.get("matches"))
-        if matches is not None:
-            self.pattern(doc, (*ptr, "matches"), matches)
-        skills = _texts(raw.get("skills")) if isinstance(raw.get("skills"), list) else None
-        replayed = _texts(raw.get("replayed")) if isinstance(raw.get("replayed"), list) else None
-        for key, named in (("skills", skills), ("replayed", replayed)):
+        if want.matches is not None:
+            self.pattern(doc, (*ptr, "matches"), want.matches)
+        for key, named in (("skills", want.skills), ("replayed", want.replayed)):
             for k, skill in enumerate(named or ()):
                 if skill not in self.contracts:
                     self.err(
@@ -224,11 +204,8 @@ class _Stage:
                         doc.loc((*ptr, key, k)),
                         self.skill_hint(skill),
                     )
-        responses = _texts(raw.get("responses")) if isinstance(raw.get("responses"), list) else None
-        self.templates(doc, (*ptr, "responses"), responses or ())
-        goals = {k: v for k, v in _dict(raw.get("goals")).items() if isinstance(v, str)}
-        slots = {k: v for k, v in _dict(raw.get("slots")).items() if isinstance(v, dict)}
-        for intent, status in goals.items():  # a stage's goals too (transfer.compliance)
+        self.templates(doc, (*ptr, "responses"), want.responses or ())
+        for intent, status in want.goals.items():  # a stage's goals too (transfer.compliance)
             if intent not in self.stages:
                 self.intent(doc, (*ptr, "goals", intent), intent)
             statuses: list[str] = [*STATUSES, *self.stages.get(intent, ())]
@@ -239,31 +216,28 @@ class _Stage:
                     doc.loc((*ptr, "goals", intent)),
                     did_you_mean(status, statuses) or "one of " + ", ".join(statuses),
                 )
-        for intent, values in slots.items():
+        for intent, values in want.slots.items():
             if self.intent(doc, (*ptr, "slots", intent), intent):
                 self.slot_names(doc, (*ptr, "slots", intent), intent, values)
-        memory = {k: v for k, v in _dict(raw.get("memory")).items() if isinstance(v, str)}
-        calls = raw.get("model_calls")
-        calls = calls if isinstance(calls, int) and not isinstance(calls, bool) else None
         expect = Expect(
-            reply=_str(raw.get("reply")),
-            contains=_texts(raw.get("contains")) or (),
-            not_contains=_texts(raw.get("not_contains")) or (),
-            matches=matches,
-            responses=responses,
-            events=events,
-            verdict=_str(raw.get("verdict")),
-            answered_by=_str(raw.get("answered_by")),
-            goals=tuple(goals.items()),
+            reply=want.reply,
+            contains=want.contains or (),
+            not_contains=want.not_contains or (),
+            matches=want.matches,
+            responses=want.responses,
+            events=want.events,
+            verdict=want.verdict,
+            answered_by=want.answered_by,
+            goals=tuple(want.goals.items()),
             slots=tuple(
                 (intent, json.dumps(values, ensure_ascii=False, sort_keys=True))
-                for intent, values in slots.items()
+                for intent, values in want.slots.items()
             ),
-            skills=skills,
-            replayed=replayed,
-            ticket=raw["ticket"] if isinstance(raw.get("ticket"), bool) else None,
-            memory=tuple(memory.items()),
-            model_calls=calls,
+            skills=want.skills,
+            replayed=want.replayed,
+            ticket=want.ticket,
+            memory=tuple(want.memory.items()),
+            model_calls=want.model_calls,
         )
         self.cannot_hold(doc, ptr, expect)
         return expect
@@ -362,8 +336,10 @@ def compile_conversations(
 
     ``template_ids`` are the ids of the pack's response templates (with ``reply_ids``, what a
     reply's ``responses`` can name); None leaves the ``responses`` expectations unchecked."""
+    from charter.pack.typed.conversations import ConversationsFile
+
     stage = _Stage(goals, skills, template_ids)
     out: list[Conversation] = []
     for doc in docs:
-        out += stage.file(doc)
+        out += stage.file(doc, ConversationsFile.read(doc.data))
     return tuple(out), stage.diagnostics

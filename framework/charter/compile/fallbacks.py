@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
 
 from charter.compile.specs import skills as S
 from charter.diagnostics import Diagnostic, did_you_mean, error
 from charter.dsl import ast as A
 from charter.pack.model import PackSource
+from charter.pack.typed.skills import FallbacksFile, FallbackStep
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 _NAME = r"([a-z][a-z0-9_]*)"
@@ -46,10 +46,6 @@ def _unquote(literal: str) -> str:
         literal = '"' + literal[1:-1].replace('\\"', '"').replace('"', '\\"') + '"'
     value: str = json.loads(literal)
     return value
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 class FallbackStage:
@@ -115,35 +111,34 @@ class FallbackStage:
 
     def protocols(self, doc: LocatedDoc) -> list[tuple[str, tuple[S.FallbackStep, ...]]]:
         out = []
-        for name, steps in _dict(_dict(doc.data).get("protocols")).items():
+        for name, steps in FallbacksFile.read(doc.data).protocols.items():
             compiled = []
-            for n, raw in enumerate(steps if isinstance(steps, list) else []):
-                raw = _dict(raw)
-                when = raw.get("when")
-                texts = [when] if isinstance(when, str) else when if isinstance(when, list) else []
-                conds = []
-                for i, text in enumerate(texts):
-                    ptr: Pointer = (
-                        ("protocols", name, n, "when")
-                        if isinstance(when, str)
-                        else ("protocols", name, n, "when", i)
-                    )
-                    cond = self.condition(doc, str(text), ptr)
-                    if cond is not None:
-                        conds.append(cond)
-                act = (
-                    self.action(doc, raw["do"], ("protocols", name, n, "do"))
-                    if isinstance(raw.get("do"), str)
-                    else None
-                )
-                if act is not None and len(conds) == len(texts) and texts:
-                    compiled.append(
-                        S.FallbackStep(
-                            tuple(conds),
-                            act,
-                            doc.loc(("protocols", name, n)),
-                            doc.loc(("protocols", name, n, "do")),
-                        )
-                    )
-            out.append((str(name), tuple(compiled)))
+            for n, raw in enumerate(steps):
+                step = self.step(doc, name, n, raw) if raw is not None else None
+                if step is not None:
+                    compiled.append(step)
+            out.append((name, tuple(compiled)))
         return out
+
+    def step(self, doc: LocatedDoc, name: str, n: int, raw: FallbackStep) -> S.FallbackStep | None:
+        """Step ``n`` of protocol ``name``; None when a condition or its action does not read
+        (reported) or it has none (the schema reported that)."""
+        when = raw.when
+        texts = [when] if isinstance(when, str) else list(when or ())
+        conds = []
+        for i, text in enumerate(texts):
+            ptr: Pointer = (
+                ("protocols", name, n, "when")
+                if isinstance(when, str)
+                else ("protocols", name, n, "when", i)
+            )
+            # an item that is no string (the schema said so) is read as its text: reported as
+            # an unknown condition at its place, as a string of that text would be
+            cond = self.condition(doc, str(text), ptr)
+            if cond is not None:
+                conds.append(cond)
+        do = ("protocols", name, n, "do")
+        act = self.action(doc, raw.do, do) if raw.do is not None else None
+        if act is None or len(conds) != len(texts) or not texts:
+            return None
+        return S.FallbackStep(tuple(conds), act, doc.loc(("protocols", name, n)), doc.loc(do))

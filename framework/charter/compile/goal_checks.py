@@ -19,14 +19,16 @@ from charter.compile.literals import LiteralTable
 from charter.compile.specs import goals as S
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, did_you_mean, warning
+from charter.pack.typed.goals import GoalsFile
 from charter.pack.yamlsrc import LocatedDoc
 
 
 class IntentChecks(GoalFileStage):
-    """Mixed into the goals stage, which provides ``doc``, ``registry``, ``constants``,
-    ``diagnostics`` and ``_err``."""
+    """Mixed into the goals stage, which provides ``doc``, ``file``, ``registry``,
+    ``constants``, ``diagnostics`` and ``_err``."""
 
     doc: LocatedDoc
+    file: GoalsFile
     registry: Registry
     constants: Mapping[str, Any]
     diagnostics: list[Diagnostic]
@@ -35,14 +37,14 @@ class IntentChecks(GoalFileStage):
         """A slot name carried from memory is read under one fact key (the planner takes
         remembered values by slot name): two keys for it would make one of them unread."""
         first: dict[str, tuple[str, str]] = {}  # slot name -> (intent, key)
-        data = self.doc.data if isinstance(self.doc.data, dict) else {}
-        raw = _list(data.get("intents"))
         for intent in (i for i in intents if i.id in seen):
-            slots = _list(_dict(raw[seen[intent.id]]).get("slots"))
+            written = self.file.intents[seen[intent.id]]
+            # the slots as the file has them: the compiled ones leave out those that failed
+            names = [s.name if s is not None else None for s in written.slots] if written else []
             for slot in intent.slots:
                 if slot.carry != "memory":
                     continue
-                k = next(n for n, r in enumerate(slots) if _dict(r).get("name") == slot.name)
+                k = names.index(slot.name)
                 key = intent.fact_key(slot.name)
                 held = first.setdefault(slot.name, (intent.id, key))
                 if held[1] != key:
@@ -55,22 +57,23 @@ class IntentChecks(GoalFileStage):
                         f"give both slots the same memory_key (memory_key: {slot.name})",
                     )
 
-    def parents(self, intents: list[S.IntentSpec], raw: list[Any]) -> None:
+    def parents(self, intents: list[S.IntentSpec]) -> None:
         by_id = {i.id: i for i in intents}
-        declared = {_s(item.get("id")) for item in raw if isinstance(item, dict)} - {""}
-        for n, item in enumerate(raw):
-            parent = _s(item.get("parent")) if isinstance(item, dict) else ""
-            if not parent:
+        written = self.file.intents
+        declared = {item.id for item in written if item is not None and item.id}
+        for n, item in enumerate(written):
+            if item is None or not item.parent:
                 continue
+            parent = item.parent
             if parent not in declared:
                 self._err(
                     "CH303",
-                    f"intent '{item.get('id')}' names unknown parent intent '{parent}'",
+                    f"intent '{item.id}' names unknown parent intent '{parent}'",
                     ("intents", n, "parent"),
                     did_you_mean(parent, declared),
                 )
                 continue
-            chain, cur = [str(item.get("id"))], parent
+            chain, cur = [str(item.id)], parent
             while cur in by_id and cur not in chain:
                 chain.append(cur)
                 cur = by_id[cur].parent or ""
@@ -84,14 +87,14 @@ class IntentChecks(GoalFileStage):
                     "an intent may not be its own ancestor",
                 )
 
-    def overlaps(self, spec: S.GoalsSpec, raw: list[Any]) -> None:
+    def overlaps(self, spec: S.GoalsSpec) -> None:
         """Two unrelated intents firing on one word of theirs: which one did the user mean?"""
         table = LiteralTable(spec.literals)
         builder = Builder(table.ids, self.constants, self.registry.predicates)
         tests: dict[str, Callable[[Env], bool]] = {
             i.id: builder.expr(i.trigger) for i in spec.intents
         }
-        index = {str(item.get("id")): n for n, item in enumerate(raw) if isinstance(item, dict)}
+        index = {str(item.id): n for n, item in enumerate(self.file.intents) if item is not None}
 
         def fires(iid: str, text: str) -> bool:
             return tests[iid](Env("", text, {}, table, self.registry.extractors))
@@ -116,15 +119,3 @@ class IntentChecks(GoalFileStage):
                                 f'and not input contains "{word}"',
                             )
                         )
-
-
-def _s(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}

@@ -12,8 +12,6 @@ together.
 
 from __future__ import annotations
 
-from typing import Any
-
 import regex
 
 from charter.compile.goal_base import GoalFileStage
@@ -23,6 +21,7 @@ from charter.compile.specs import goals as S
 from charter.compile.specs.slots import SLOT_REF
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, did_you_mean, error, warning
+from charter.pack.typed import goals as T
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 
@@ -34,11 +33,11 @@ class SlotChecks(GoalFileStage):
     registry: Registry
     diagnostics: list[Diagnostic]
 
-    def slot(self, raw: Any, ptr: Pointer, iid: str) -> S.SlotSpec | None:
-        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+    def slot(self, slot: T.Slot | None, ptr: Pointer, iid: str) -> S.SlotSpec | None:
+        if slot is None or slot.name is None:
             return None
-        name = raw["name"]
-        pattern, extractor = _s(raw.get("regex")) or None, _s(raw.get("extractor")) or None
+        name = slot.name
+        pattern, extractor = slot.regex or None, slot.extractor or None
         if (pattern is None) == (extractor is None):
             self._err(
                 "CH013",
@@ -56,7 +55,7 @@ class SlotChecks(GoalFileStage):
                     (*ptr, "regex"),
                 )
             else:
-                self.personal(compiled, raw, ptr, name, iid)
+                self.personal(compiled, slot, ptr, name, iid)
                 for found in catastrophic(pattern, regex.V1):
                     at = self.doc.offset_loc((*ptr, "regex"), found.offset)
                     self.diagnostics.append(warning("CH112", *catastrophe(found, at)))
@@ -67,36 +66,36 @@ class SlotChecks(GoalFileStage):
                 (*ptr, "extractor"),
                 did_you_mean(extractor, self.registry.extractors),
             )
-        if raw.get("required") and not _s(raw.get("ask")):
+        if slot.required and not slot.ask:
             self._err(
                 "CH011",
                 f"required slot '{name}' of intent '{iid}' has no question to ask",
                 ptr,
                 "add ask: with the question put to the user when the slot is missing",
             )
-        kind = _s(raw.get("type")) or ("time" if extractor == "time" else "text")
+        kind = slot.type or ("time" if extractor == "time" else "text")
         return S.SlotSpec(
             name=name,
             regex=pattern,
             extractor=extractor,
             type=kind if kind in S.SLOT_TYPES else "text",
-            required=raw.get("required") is True,
-            ask=_s(raw.get("ask")),
-            default=raw.get("default"),
-            multiple=raw.get("multiple") is True,
-            model=raw.get("model") is True,
-            label=_s(raw.get("label")),
-            carry=_s(raw.get("carry")) or None,
-            personal=tuple(str(k) for k in _list(raw.get("personal"))),
-            memory_key=_s(raw.get("memory_key")) or None,
+            required=slot.required,
+            ask=slot.ask,
+            default=slot.default,
+            multiple=slot.multiple,
+            model=slot.model,
+            label=slot.label,
+            carry=slot.carry or None,
+            personal=tuple(str(k) for k in slot.personal),
+            memory_key=slot.memory_key or None,
         )
 
     def personal(
-        self, pattern: regex.Pattern[str], raw: dict[str, Any], ptr: Pointer, name: str, iid: str
+        self, pattern: regex.Pattern[str], slot: T.Slot, ptr: Pointer, name: str, iid: str
     ) -> None:
         self.diagnostics += slot_diagnostics(
             pattern,
-            _list(raw.get("personal")),
+            list(slot.personal),
             self.registry.pii_recognizers.values(),
             lambda *more: self.doc.loc((*ptr, *more)),
             f"slot '{name}' of intent '{iid}'",
@@ -123,11 +122,3 @@ class SlotChecks(GoalFileStage):
                         did_you_mean(m[1], names) or "declare the slot under slots:",
                     )
                 )
-
-
-def _s(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []

@@ -11,9 +11,9 @@ compliant, aborted: non_compliant}``). Problems are CH306.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from charter.compile.specs import goals as S
+from charter.pack.typed import goals as T
 from charter.pack.yamlsrc import Pointer
 
 # (code, message, pointer, hint) -> None
@@ -22,26 +22,27 @@ KINDS = ("slots", "skill", "by")
 
 
 def stages(
-    raw: Any,
+    items: Sequence[T.Stage | None],
     ptr: Pointer,
     iid: str,
     names: Sequence[str],
-    bind: Callable[[Any, Pointer], S.SkillBinding | None],
+    bind: Callable[[T.SkillBinding | None, Pointer], S.SkillBinding | None],
     report: Report,
 ) -> tuple[S.StageSpec, ...]:
     """The stages of intent ``iid`` (``names``: its slots); ``bind`` compiles a skill binding."""
     out: list[S.StageSpec] = []
     seen: set[str] = set()
-    for n, item in enumerate(raw if isinstance(raw, list) else []):
+    for n, item in enumerate(items):
         at = (*ptr, n)
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+        if item is None or item.id is None:
             continue  # the schema reported it
-        sid = item["id"]
+        sid = item.id
         if sid in seen:
             report("CH306", f"stage '{sid}' of intent '{iid}' is defined twice", (*at, "id"), "")
             continue
         seen.add(sid)
-        kinds = [k for k in KINDS if item.get(k) not in (None, [], "")]
+        given = {"slots": bool(item.slots), "skill": item.skill is not None, "by": bool(item.by)}
+        kinds = [k for k in KINDS if given[k]]
         if len(kinds) != 1:
             said = ", ".join(kinds) if kinds else "none of them"
             report(
@@ -53,8 +54,7 @@ def stages(
                 "whose goal completes it",
             )
             continue
-        wanted = [s for s in item.get("slots") or [] if isinstance(s, str)]
-        for j, name in enumerate(wanted):
+        for j, name in enumerate(item.slots):
             if name not in names:
                 report(
                     "CH306",
@@ -63,18 +63,16 @@ def stages(
                     (*at, "slots", j),
                     "declare the slot under the intent's slots:",
                 )
-        found = item.get("status")
-        status: dict[str, Any] = found if isinstance(found, dict) else {}
         out.append(
             S.StageSpec(
                 id=sid,
-                describe=str(item.get("describe") or sid),
-                slots=tuple(wanted),
-                skill=bind(item.get("skill"), (*at, "skill")) if "skill" in kinds else None,
-                by=item["by"] if isinstance(item.get("by"), str) else None,
-                passed=str(status.get("completed") or "completed"),
-                failed=str(status.get("aborted") or "aborted"),
-                quiet=bool(item.get("quiet")),
+                describe=item.describe or sid,
+                slots=item.slots,
+                skill=bind(item.skill, (*at, "skill")) if "skill" in kinds else None,
+                by=item.by,
+                passed=item.status.completed or "completed",
+                failed=item.status.aborted or "aborted",
+                quiet=item.quiet,
             )
         )
     return tuple(out)

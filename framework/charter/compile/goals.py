@@ -10,14 +10,16 @@ word as an example input (CH302, a warning).
 
 The slots and the templates naming them are checked by ``charter.compile.goal_slots``, the
 checks across intents (CH302, CH303, CH317) by ``charter.compile.goal_checks`` and an intent's
-stages by ``charter.compile.goal_stages``; this module reads the file and each intent.
+stages by ``charter.compile.goal_stages``; this module reads the file and each intent. All of
+them read the file's typed model (``charter.pack.typed.goals``), in which what the schema
+rejected is a default, and point their diagnostics into the located document by its indexes.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from charter.compile.check import check_expr
@@ -30,6 +32,7 @@ from charter.compile.specs.slots import SLOT_REF
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, did_you_mean
 from charter.dsl import ast as A
+from charter.pack.typed import goals as T
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 TRIGGER_SUBJECTS = ("input", "context")
@@ -62,6 +65,7 @@ def positive_literals(node: A.Expr) -> list[str]:
 class GoalsCompiler(SlotChecks, IntentChecks):
     def __init__(self, doc: LocatedDoc, registry: Registry, constants: Mapping[str, Any]) -> None:
         self.doc = doc
+        self.file = T.GoalsFile.read(doc.data)
         self.registry = registry
         self.constants = constants
         self.diagnostics: list[Diagnostic] = []
@@ -82,27 +86,25 @@ class GoalsCompiler(SlotChecks, IntentChecks):
     # ---- the file -----------------------------------------------------------------------------
 
     def compile(self) -> S.GoalsSpec | None:
-        data = self.doc.data if isinstance(self.doc.data, dict) else {}
-        limits = _dict(data.get("limits"))
+        limits = self.file.limits
         cancel = self.expr(
-            _s(data.get("cancel")) or S.DEFAULT_CANCEL,
+            self.file.cancel or S.DEFAULT_CANCEL,
             ("cancel",),
             "the cancel trigger",
             ("input",),
         )
         correct = self.expr(
-            _s(data.get("correct")) or S.DEFAULT_CORRECT,
+            self.file.correct or S.DEFAULT_CORRECT,
             ("correct",),
             "the correction trigger",
             ("input",),
         )
-        raw = _list(data.get("intents"))
         intents: list[S.IntentSpec] = []
         seen: dict[str, int] = {}
-        for i, item in enumerate(raw):
-            if not isinstance(item, dict):
+        for i, item in enumerate(self.file.intents):
+            if item is None:
                 continue
-            iid = _s(item.get("id"))
+            iid = item.id or ""
             if iid in seen:
                 self._err(
                     "CH304",
@@ -116,7 +118,7 @@ class GoalsCompiler(SlotChecks, IntentChecks):
             intent = self.intent(item, ("intents", i), limits)
             if intent is not None:
                 intents.append(intent)
-        self.parents(intents, raw)
+        self.parents(intents)
         self.memory_keys(intents, seen)
         check_by(intents, lambda iid, n: ("intents", seen[iid], "stages", n), self._report)
         if cancel is None or correct is None:
@@ -135,37 +137,33 @@ class GoalsCompiler(SlotChecks, IntentChecks):
                     )
                 )
             ),
-            max_depth=_int(limits.get("max_depth"), 2),
-            max_new_subgoals=_int(limits.get("max_new_subgoals"), 3),
-            confirm_split_over=limits.get("confirm_split_over")
-            if isinstance(limits.get("confirm_split_over"), int)
-            else None,
-            timeout_s=duration(_s(limits.get("timeout")) or "30m") or S.DEFAULT_TIMEOUT_S,
-            root=_s(limits.get("root")) or S.DEFAULT_ROOT,
-            aggregate=_s(limits.get("aggregate")) or S.DEFAULT_AGGREGATE,
-            cases=tuple(self.cases(data.get("tests"), set(seen))),
+            max_depth=2 if limits.max_depth is None else limits.max_depth,
+            max_new_subgoals=3 if limits.max_new_subgoals is None else limits.max_new_subgoals,
+            confirm_split_over=limits.confirm_split_over,
+            timeout_s=duration(limits.timeout or "30m") or S.DEFAULT_TIMEOUT_S,
+            root=limits.root or S.DEFAULT_ROOT,
+            aggregate=limits.aggregate or S.DEFAULT_AGGREGATE,
+            cases=tuple(self.cases(set(seen))),
         )
-        self.overlaps(spec, raw)
+        self.overlaps(spec)
         return spec
 
-    def intent(
-        self, item: dict[str, Any], ptr: Pointer, limits: Mapping[str, Any]
-    ) -> S.IntentSpec | None:
-        iid = _s(item.get("id"))
-        if not iid or not isinstance(item.get("trigger"), str):
+    def intent(self, item: T.Intent, ptr: Pointer, limits: T.Limits) -> S.IntentSpec | None:
+        iid = item.id or ""
+        if not iid or item.trigger is None:
             return None  # the schema reported it
         trigger = self.expr(
-            item["trigger"], (*ptr, "trigger"), f"the trigger of intent '{iid}'", TRIGGER_SUBJECTS
+            item.trigger, (*ptr, "trigger"), f"the trigger of intent '{iid}'", TRIGGER_SUBJECTS
         )
         slots = tuple(
             s
-            for j, raw in enumerate(_list(item.get("slots")))
-            if (s := self.slot(raw, (*ptr, "slots", j), iid)) is not None
+            for j, written in enumerate(item.slots)
+            if (s := self.slot(written, (*ptr, "slots", j), iid)) is not None
         )
         names = [s.name for s in slots]
-        description = _s(item.get("description")) or _s(item.get("describe")) or iid
+        description = item.description or item.describe or iid
         self.refs(description, names, (*ptr, "description"), iid, "description")
-        for j, name in enumerate(_list(item.get("inherits"))):
+        for j, name in enumerate(item.inherits):
             if isinstance(name, str) and name not in names:
                 self._err(
                     "CH300",
@@ -175,59 +173,56 @@ class GoalsCompiler(SlotChecks, IntentChecks):
                 )
         deliverables = tuple(
             d
-            for j, raw in enumerate(_list(item.get("deliverables")))
-            if (d := self.deliverable(raw, (*ptr, "deliverables", j), iid, names)) is not None
+            for j, written in enumerate(item.deliverables)
+            if (d := self.deliverable(written, (*ptr, "deliverables", j), iid, names)) is not None
         )
-        skill = self.skill(item.get("skill"), (*ptr, "skill"), iid, names)
+        skill = self.skill(item.skill, (*ptr, "skill"), iid, names)
         kept = [k for k, _ in skill.keep] if skill is not None else []
         staged = stages(
-            item.get("stages"),
+            item.stages,
             (*ptr, "stages"),
             iid,
             names,
-            lambda raw, at: self.skill(raw, at, iid, [*names, *kept]),
+            lambda binding, at: self.skill(binding, at, iid, [*names, *kept]),
             self._report,
         )
         if trigger is None:
             return None
         return S.IntentSpec(
             id=iid,
-            describe=_s(item.get("describe")) or iid,
+            describe=item.describe or iid,
             trigger=trigger,
             literals=tuple(positive_literals(trigger)),
             location=self.doc.loc(ptr),
-            group=_s(item.get("group")) or None,
-            parent=_s(item.get("parent")) or None,
+            group=item.group or None,
+            parent=item.parent or None,
             slots=slots,
             description=description,
             deliverables=deliverables,
-            timeout_s=duration(_s(item.get("timeout")) or "")
-            or duration(_s(limits.get("timeout")) or "30m")
+            timeout_s=duration(item.timeout)
+            or duration(limits.timeout or "30m")
             or S.DEFAULT_TIMEOUT_S,
-            inherits=tuple(n for n in _list(item.get("inherits")) if isinstance(n, str)),
+            inherits=tuple(n for n in item.inherits if isinstance(n, str)),
             skill=skill,
-            confirm=bool(item.get("confirm")),
-            confirm_text=item["confirm"] if isinstance(item.get("confirm"), str) else None,
+            confirm=bool(item.confirm),
+            confirm_text=item.confirm if isinstance(item.confirm, str) else None,
             stages=staged,
         )
 
-    def skill(self, raw: Any, ptr: Pointer, iid: str, names: list[str]) -> S.SkillBinding | None:
+    def skill(
+        self, binding: T.SkillBinding | None, ptr: Pointer, iid: str, names: list[str]
+    ) -> S.SkillBinding | None:
         """The intent's skill binding; its templates may name only the intent's slots (the
         skill itself is checked by the skills stage, which knows the contracts)."""
-        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        if binding is None or binding.name is None:
             return None
-        found = raw.get("args")
-        args: dict[str, Any] = found if isinstance(found, dict) else {}
-        kept = raw.get("keep")
-        keep = tuple(
-            sorted((str(k), str(v)) for k, v in (kept if isinstance(kept, dict) else {}).items())
-        )
+        keep = tuple(sorted((str(k), str(v)) for k, v in binding.keep.items()))
         # an argument may pass what a result kept (the booking a move replaces)
         known = [*names, *(k for k, _ in keep)]
-        for arg, value in args.items():
+        for arg, value in binding.args.items():
             if isinstance(value, str):
                 self.refs(value, known, (*ptr, "args", arg), iid, f"skill argument '{arg}'")
-        moves = tuple(m for m in raw.get("moves") or [] if isinstance(m, str))
+        moves = binding.moves
         for j, name in enumerate(moves):
             if name not in dict(keep):
                 self._err(
@@ -237,13 +232,13 @@ class GoalsCompiler(SlotChecks, IntentChecks):
                     did_you_mean(name, dict(keep)) or "moves: lists fields named under keep:",
                 )
         done = None
-        if isinstance(raw.get("done"), str):
+        if binding.done is not None:
             done = self.expr(
-                raw["done"], (*ptr, "done"), f"the done: condition of intent '{iid}'", ("result",)
+                binding.done, (*ptr, "done"), f"the done: condition of intent '{iid}'", ("result",)
             )
         return S.SkillBinding(
-            raw["name"],
-            json.dumps(args, ensure_ascii=False, sort_keys=True),
+            binding.name,
+            json.dumps(binding.args, ensure_ascii=False, sort_keys=True),
             self.doc.loc(ptr),
             keep,
             done,
@@ -251,60 +246,60 @@ class GoalsCompiler(SlotChecks, IntentChecks):
         )
 
     def deliverable(
-        self, raw: Any, ptr: Pointer, iid: str, names: list[str]
+        self, item: str | T.Deliverable | None, ptr: Pointer, iid: str, names: list[str]
     ) -> S.Deliverable | None:
-        if isinstance(raw, str):
-            found = _SLOT_REF.findall(raw)
+        if isinstance(item, str):
+            found = _SLOT_REF.findall(item)
             if not found:
                 self._err(
                     "CH301",
-                    f"deliverable '{raw}' of intent '{iid}' names no slot",
+                    f"deliverable '{item}' of intent '{iid}' names no slot",
                     ptr,
                     "write it as a template such as '{to_city}', or as {id: ..., check: ...}",
                 )
                 return None
-            self.refs(raw, names, ptr, iid, "deliverable")
-            return S.Deliverable(id=raw, describe=raw, template=raw)
-        if not isinstance(raw, dict) or not isinstance(raw.get("check"), str):
+            self.refs(item, names, ptr, iid, "deliverable")
+            return S.Deliverable(id=item, describe=item, template=item)
+        if item is None or item.check is None:
             return None
-        did = _s(raw.get("id")) or "deliverable"
+        did = item.id or "deliverable"
         check = self.expr(
-            raw["check"], (*ptr, "check"), f"deliverable '{did}' of intent '{iid}'", ("output",)
+            item.check, (*ptr, "check"), f"deliverable '{did}' of intent '{iid}'", ("output",)
         )
         if check is None:
             return None
-        return S.Deliverable(id=did, describe=_s(raw.get("describe")) or did, check=check)
+        return S.Deliverable(id=did, describe=item.describe or did, check=check)
 
-    def cases(self, raw: Any, intent_ids: set[str]) -> list[S.GoalCase]:
+    def cases(self, intent_ids: set[str]) -> list[S.GoalCase]:
         out = []
         known = intent_ids | {S.ROOT_INTENT, S.AGGREGATE_INTENT}
-        for n, case in enumerate(_list(raw)):
-            if not isinstance(case, dict) or not isinstance(case.get("input"), str):
+        for n, case in enumerate(self.file.tests):
+            if case is None or case.input is None:
                 continue
-            plan = _dict(case.get("plan"))
-            goals = [g for g in _list(case.get("goals")) if isinstance(g, dict)]
-            for key, items in (("goals", goals), ("plan", _list(plan.get("goals")))):
-                for j, g in enumerate(items):
-                    intent = g.get("intent") if isinstance(g, dict) else None
-                    if isinstance(intent, str) and intent not in known:
+            # j of the open goals counts only those that are mappings, as it always has
+            named = (
+                ("goals", [g.intent for g in case.open_goals]),
+                ("plan", [g.intent if g is not None else None for g in case.expected.goals]),
+            )
+            for key, intents in named:
+                for j, intent in enumerate(intents):
+                    if intent is not None and intent not in known:
                         where = ("tests", n, *(("plan",) if key == "plan" else ()), "goals", j)
                         self._err(
                             "CH305",
-                            f"planner test '{case.get('name')}' names unknown intent '{intent}'",
+                            f"planner test '{case.name}' names unknown intent '{intent}'",
                             (*where, "intent"),
                             did_you_mean(intent, known),
                         )
             out.append(
                 S.GoalCase(
-                    name=_s(case.get("name")) or f"case {n + 1}",
-                    input=case["input"],
+                    name=case.name or f"case {n + 1}",
+                    input=case.input,
                     location=self.doc.loc(("tests", n)),
-                    now=_s(case.get("now")) or "2026-01-07T09:00",
-                    goals_json=json.dumps(goals, ensure_ascii=False, sort_keys=True, default=str),
-                    plan_json=json.dumps(plan, ensure_ascii=False, sort_keys=True, default=str),
-                    remembered_json=json.dumps(
-                        _dict(case.get("remembered")), ensure_ascii=False, sort_keys=True
-                    ),
+                    now=case.now or "2026-01-07T09:00",
+                    goals_json=_json(case.written_goals, default=str),
+                    plan_json=_json(case.plan, default=str),
+                    remembered_json=_json(case.remembered),
                 )
             )
         return out
@@ -316,20 +311,9 @@ def _bindings(intent: S.IntentSpec) -> list[S.SkillBinding]:
     return own + [s.skill for s in intent.stages if s.skill is not None]
 
 
-def _s(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
+def _json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
+    """A planner test's part as the test runner reads it back: as written, keys sorted."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=default)
 
 
 def compile_goals(

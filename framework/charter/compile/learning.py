@@ -15,7 +15,6 @@ pack (CH348). The values are read by ``charter.compile.values``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from charter.compile.specs import learn as L
@@ -24,66 +23,57 @@ from charter.compile.values import ValueSyntaxError, is_numeric, parse_value
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.pack.model import PackSource, patches_dir
+from charter.pack.typed.goals import GoalsFile
+from charter.pack.typed.learning import (
+    Calibration,
+    LearningFile,
+    ParameterMapping,
+    PatchFile,
+    Triggers,
+)
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+def _count(value: int | None, default: int) -> int:
+    """A count as the schema wants it (0 turns a trigger off), else ``default``."""
+    return value if value is not None and value >= 0 else default
 
 
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _int(value: Any, default: int) -> int:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-    return value if ok else default
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _triggers(raw: Triggers) -> L.Triggers:
+    default = L.Triggers()
+    # null turns the entropy trigger off; absent, or not above 0 (the schema reported it), it
+    # keeps its default
+    entropy = raw.entropy if "entropy" in raw.model_fields_set else default.entropy
+    if entropy is not None and not entropy > 0:
+        entropy = default.entropy
+    return L.Triggers(
+        skill_failures=_count(raw.skill_failures, default.skill_failures),
+        negation=raw.negation is not False,
+        entropy=entropy,
+        contradiction_turns=_count(raw.contradiction_turns, default.contradiction_turns),
+        rejection=raw.rejection is not False,
+    )
 
 
 def _settings(doc: LocatedDoc, diags: list[Diagnostic]) -> L.LearningSpec:
-    data = _dict(doc.data)
-    raw = _dict(data.get("triggers"))
-    default = L.Triggers()
-    entropy = raw.get("entropy", default.entropy)  # empty: off
-    if entropy is not None and not (_number(entropy) and entropy > 0):
-        entropy = default.entropy  # the schema reported it
-    triggers = L.Triggers(
-        skill_failures=_int(raw.get("skill_failures"), default.skill_failures),
-        negation=raw.get("negation") is not False,
-        entropy=None if entropy is None else float(entropy),
-        contradiction_turns=_int(raw.get("contradiction_turns"), default.contradiction_turns),
-        rejection=raw.get("rejection") is not False,
-    )
-    similarity: Any = data.get("similarity")
-    if not (_number(similarity) and 0 < similarity <= 1):
+    data = LearningFile.read(doc.data)
+    similarity = data.similarity
+    if similarity is None or not 0 < similarity <= 1:
         similarity = L.DEFAULT_SIMILARITY  # absent, or the schema reported it
-    directory = patches_dir(data.get("patches_dir"))
+    directory = patches_dir(data.patches_dir)
     if directory is None:
         diags.append(
             error(
                 "CH348",
-                f"patches_dir '{data['patches_dir']}' is not a directory inside the pack",
+                f"patches_dir '{data.patches_dir}' is not a directory inside the pack",
                 doc.loc(("patches_dir",)),
                 "give a path relative to the pack, below it: patches, or learned/patches",
             )
         )
-    concepts = tuple(
-        (name, text)
-        for name, text in _dict(data.get("concepts")).items()
-        if isinstance(name, str) and _str(text)
-    )
     return L.LearningSpec(
-        triggers=triggers,
+        triggers=_triggers(data.triggers),
         similarity=float(similarity),
-        concepts=concepts,
+        concepts=tuple((name, text) for name, text in data.concepts.items() if text),
         patches_dir=directory or L.LearningSpec().patches_dir,
     )
 
@@ -96,11 +86,8 @@ class _Patches:
         self.goals = goals
         self.has_goals = source.goals is not None
         # intents goals.yaml declares, compiled or not (one that does not compile has its error)
-        self.declared = {
-            item["id"]
-            for item in _list(_dict(source.goals.data if source.goals else None).get("intents"))
-            if isinstance(item, dict) and isinstance(item.get("id"), str)
-        }
+        intents = GoalsFile.read(source.goals.data).intents if source.goals else ()
+        self.declared = {i.id for i in intents if i is not None and i.id is not None}
         self.diagnostics: list[Diagnostic] = []
         self.ids: dict[str, Location] = {}
         # (intent, phrase) -> (mapping id, where its phrase is, the slots it sets), in file order
@@ -110,16 +97,18 @@ class _Patches:
         self.rejected: dict[str, Location] = {}  # id -> where a rejected: list names it
 
     def file(self, doc: LocatedDoc) -> None:
-        data = _dict(doc.data)
-        for i, rid in enumerate(_list(data.get("rejected"))):
-            if isinstance(rid, str) and rid:
+        data = PatchFile.read(doc.data)
+        for i, rid in enumerate(data.rejected):
+            if rid:
                 self.rejected.setdefault(rid, doc.loc(("rejected", i)))
-        for i, raw in enumerate(_list(data.get("parameter_mappings"))):
-            mapping = self.mapping(doc, ("parameter_mappings", i), _dict(raw))
+        for i, raw in enumerate(data.parameter_mappings):
+            mapping = self.mapping(doc, ("parameter_mappings", i), raw) if raw is not None else None
             if mapping is not None:
                 self.mappings.append(mapping)
-        for i, raw in enumerate(_list(data.get("calibrations"))):
-            calibration = self.calibration(doc, ("calibrations", i), _dict(raw))
+        for i, cal in enumerate(data.calibrations):
+            calibration = (
+                self.calibration(doc, ("calibrations", i), cal) if cal is not None else None
+            )
             if calibration is not None:
                 self.calibrations.append(calibration)
 
@@ -172,16 +161,15 @@ class _Patches:
     # ---- parameter mappings -----------------------------------------------------------------
 
     def mapping(
-        self, doc: LocatedDoc, ptr: Pointer, raw: Mapping[str, Any]
+        self, doc: LocatedDoc, ptr: Pointer, raw: ParameterMapping
     ) -> L.ParameterMapping | None:
-        pid, intent_id, phrase = (_str(raw.get(k)) for k in ("id", "intent", "phrase"))
-        values = raw.get("set")
-        if pid is None or intent_id is None or phrase is None or not isinstance(values, dict):
+        pid, intent_id, phrase, values = raw.id, raw.intent, raw.phrase, raw.set_
+        if not pid or not intent_id or not phrase or values is None:
             return None  # the schema reported it
         what = f"parameter mapping '{pid}'"
         ok = self._new_id(doc, ptr, pid)
         known, intent = self._intent(doc, ptr, what, intent_id)
-        entity = _str(raw.get("entity"))
+        entity = raw.entity or None
         if entity is not None and entity not in self.registry.extractors:
             names = sorted(self.registry.extractors)
             self.diagnostics.append(
@@ -209,7 +197,7 @@ class _Patches:
             phrase=phrase,
             values=tuple(exprs),
             entity=entity,
-            learned_from=tuple(r for r in _list(raw.get("learned_from")) if isinstance(r, str)),
+            learned_from=raw.learned_from,
             file=doc.path,
             line=doc.loc(ptr).line,
         )
@@ -292,12 +280,10 @@ class _Patches:
 
     # ---- calibrations -----------------------------------------------------------------------
 
-    def calibration(
-        self, doc: LocatedDoc, ptr: Pointer, raw: Mapping[str, Any]
-    ) -> L.Calibration | None:
-        pid, discriminator = _str(raw.get("id")), _str(raw.get("discriminator"))
-        pair = [t for t in _list(raw.get("confused_pair")) if _str(t)]
-        if pid is None or discriminator is None or len(pair) != 2:
+    def calibration(self, doc: LocatedDoc, ptr: Pointer, raw: Calibration) -> L.Calibration | None:
+        pid, discriminator = raw.id, raw.discriminator
+        pair = [t for t in raw.confused_pair if t]
+        if not pid or not discriminator or len(pair) != 2:
             return None  # the schema reported it
         what = f"calibration '{pid}'"
         ok = self._new_id(doc, ptr, pid)
@@ -311,7 +297,7 @@ class _Patches:
                 )
             )
             ok = False
-        intent = _str(raw.get("intent"))
+        intent = raw.intent or None
         if intent is not None:
             ok = self._intent(doc, ptr, what, intent)[0] and ok
         if not ok:
@@ -320,9 +306,9 @@ class _Patches:
             id=pid,
             confused_pair=(pair[0], pair[1]),
             discriminator=discriminator,
-            example=_str(raw.get("example")) or "",
+            example=raw.example or "",
             intent=intent,
-            learned_from=tuple(r for r in _list(raw.get("learned_from")) if isinstance(r, str)),
+            learned_from=raw.learned_from,
             file=doc.path,
             line=doc.loc(ptr).line,
         )

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
 
 from charter.compile.specs import memory as P
 from charter.diagnostics import Diagnostic, did_you_mean, error
+from charter.pack.typed.memory import FactRule, MemoryFile, SlotFacts, Statement
 from charter.pack.yamlsrc import LocatedDoc
 
 PLACEHOLDER = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
@@ -25,22 +25,15 @@ FREE_VALUE = r"[^\s，。！？；：、,.!?;:“”\"'（）()]{1,30}"
 Pointer = tuple[str | int, ...]
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+def _validity(text: str | None) -> P.Validity | None:
+    # a number of more digits than the schema allows is no validity (int() refuses some)
+    if text is None or re.search(r"[0-9]{7}", text):
+        return None
+    return P.Validity.parse(text)
 
 
-def _strs(value: Any) -> tuple[str, ...]:
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
-
-
-def _validity(value: Any) -> P.Validity | None:
-    text = str(value) if isinstance(value, str) else ""
-    return None if re.search(r"[0-9]{7}", text) else P.Validity.parse(text)
-
-
-def _confidence(value: Any, default: float) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1
-    return float(value) if ok else default
+def _confidence(value: float | None, default: float) -> float:
+    return value if value is not None and 0 <= value <= 1 else default
 
 
 class _Facts:
@@ -49,9 +42,10 @@ class _Facts:
         self.types = types
         self.diags: list[Diagnostic] = []
 
-    def rule(self, raw: dict[str, Any], ptr: Pointer, default: P.FactRule) -> P.FactRule:
-        kind = raw.get("type")
-        if isinstance(kind, str) and kind not in self.types:
+    def rule(self, raw: FactRule | Statement, ptr: Pointer, default: P.FactRule) -> P.FactRule:
+        """A slot fact rule, or a statement's, over ``default``."""
+        kind = raw.type
+        if kind is not None and kind not in self.types:
             self.diags.append(
                 error(
                     "CH313",
@@ -62,47 +56,45 @@ class _Facts:
                     or f"declare it under types: (types there are: {', '.join(self.types)})",
                 )
             )
-        level = raw.get("level")
+        remember = raw.remember if isinstance(raw, FactRule) else None
+        # set and not false: true (a value the schema rejected included); unset: the default
+        given = isinstance(raw, FactRule) and "remember" in raw.model_fields_set
         return P.FactRule(
-            type=kind if isinstance(kind, str) else default.type,
-            level=level if level in P.LEVELS else default.level,
-            validity=_validity(raw.get("validity")) or default.validity,
-            confidence=_confidence(raw.get("confidence"), default.confidence),
-            remember=raw.get("remember") is not False if "remember" in raw else default.remember,
+            type=kind if kind is not None else default.type,
+            level=raw.level if raw.level in P.LEVELS else default.level,
+            validity=_validity(raw.validity) or default.validity,
+            confidence=_confidence(raw.confidence, default.confidence),
+            remember=remember is not False if given else default.remember,
         )
 
-    def slot_facts(self, raw: dict[str, Any]) -> P.SlotFacts:
-        default = self.rule(_dict(raw.get("default")), ("slot_facts", "default"), P.FactRule())
+    def slot_facts(self, raw: SlotFacts) -> P.SlotFacts:
+        default = self.rule(raw.default, ("slot_facts", "default"), P.FactRule())
         keys = {
-            str(k): self.rule(_dict(v), ("slot_facts", "keys", k), default)
-            for k, v in _dict(raw.get("keys")).items()
+            k: self.rule(v if v is not None else FactRule(), ("slot_facts", "keys", k), default)
+            for k, v in raw.keys.items()
         }
         origins = dict(P.DEFAULT_ORIGINS)
-        for name, spec in _dict(raw.get("origins")).items():
-            if name in P.ORIGINS:
-                spec = _dict(spec)
-                base = P.DEFAULT_ORIGINS[name]
-                origins[name] = P.SlotOrigin(
-                    _confidence(spec.get("confidence"), base.confidence),
-                    _validity(spec.get("validity")) or base.validity,
-                )
+        for name in P.ORIGINS:
+            spec = getattr(raw.origins, name)  # an origin left out reads as every default
+            base = P.DEFAULT_ORIGINS[name]
+            origins[name] = P.SlotOrigin(
+                _confidence(spec.confidence, base.confidence),
+                _validity(spec.validity) or base.validity,
+            )
         return P.SlotFacts(default=default, keys=keys, origins=origins)
 
-    def statement(self, raw: dict[str, Any], n: int) -> P.Statement | None:
+    def statement(self, raw: Statement, n: int) -> P.Statement | None:
         ptr: Pointer = ("statements", n)
-        key = raw.get("key")
-        phrases = (
-            [raw["pattern"]] if isinstance(raw.get("pattern"), str) else _strs(raw.get("pattern"))
-        )
-        if not isinstance(key, str) or not phrases:
+        key = raw.key
+        listed = isinstance(raw.pattern, tuple)  # a list of phrases: a report points into it
+        phrases = raw.pattern if isinstance(raw.pattern, tuple) else (raw.pattern,)
+        if key is None or not phrases:
             return None  # the schema reported it
-        values = _strs(raw.get("values"))
-        fixed = raw.get("value") if isinstance(raw.get("value"), str) else None
+        values = raw.values
+        fixed = raw.value
         patterns: list[str] = []
         for k, phrase in enumerate(phrases):
-            where = (
-                (*ptr, "pattern", k) if isinstance(raw.get("pattern"), list) else (*ptr, "pattern")
-            )
+            where = (*ptr, "pattern", k) if listed else (*ptr, "pattern")
             holes = PLACEHOLDER.findall(phrase)
             why = ""
             if len(holes) > 1:
@@ -133,24 +125,26 @@ class _Facts:
             patterns=tuple(patterns),
             value=PLACEHOLDER.sub("{value}", fixed) if fixed is not None else "{value}",
             rule=self.rule(raw, ptr, default),
-            intent=raw.get("intent") if isinstance(raw.get("intent"), str) else None,
-            consent=raw.get("consent") is True,
+            intent=raw.intent,
+            consent=raw.consent,
         )
 
     def roles(
-        self, statements: list[tuple[int, P.Statement, tuple[str, ...]]], declared: dict[str, Any]
+        self,
+        statements: list[tuple[int, P.Statement, tuple[str, ...]]],
+        declared: Mapping[str, tuple[str, ...]],
     ) -> dict[str, frozenset[str]]:
         """The roles of each statement's key: roles: for it, else the statement's own."""
         out: dict[str, frozenset[str]] = {}
         for n, s, roles in statements:
             if not roles:
                 continue
-            if s.key in declared and frozenset(_strs(declared[s.key])) != frozenset(roles):
+            if s.key in declared and frozenset(declared[s.key]) != frozenset(roles):
                 self.diags.append(
                     error(
                         "CH315",
                         f"statement '{s.key}' lets {', '.join(roles)} read it, but roles: "
-                        f"says {', '.join(_strs(declared[s.key]))}",
+                        f"says {', '.join(declared[s.key])}",
                         self.doc.loc(("statements", n, "roles")),
                         "declare the readers of a key once: drop one of the two lists",
                     )
@@ -177,17 +171,15 @@ def compile_phrase(phrase: str, values: tuple[str, ...] = ()) -> str:
 
 
 def compile_facts(
-    doc: LocatedDoc, data: dict[str, Any], types: Mapping[str, P.MemoryType]
+    doc: LocatedDoc, data: MemoryFile, types: Mapping[str, P.MemoryType]
 ) -> tuple[P.SlotFacts, tuple[P.Statement, ...], dict[str, frozenset[str]], list[Diagnostic]]:
     """``slot_facts``, ``statements`` and the roles the statements add to ``roles:``."""
     facts = _Facts(doc, types)
-    slot_facts = facts.slot_facts(_dict(data.get("slot_facts")))
+    slot_facts = facts.slot_facts(data.slot_facts)
     made: list[tuple[int, P.Statement, tuple[str, ...]]] = []
-    raw = data.get("statements")
-    for n, item in enumerate(raw if isinstance(raw, list) else []):
-        item = _dict(item)
-        s = facts.statement(item, n)
-        if s is not None:
-            made.append((n, s, _strs(item.get("roles"))))
-    roles = facts.roles(made, _dict(data.get("roles")))
+    for n, item in enumerate(data.statements):
+        s = facts.statement(item, n) if item is not None else None
+        if item is not None and s is not None:
+            made.append((n, s, item.roles))
+    roles = facts.roles(made, data.roles)
     return slot_facts, tuple(s for _, s, _ in made), roles, facts.diags

@@ -2,7 +2,8 @@
 response_check``): a slot's values in the pack's planner tests (goals.yaml ``tests:``), its
 default, else one by its type or extractor; a result's fields from its output schema
 (``examples``, ``const``, ``enum``, ``format``, a pattern-matching guess, the type); and the
-scopes each event's templates can see.
+scopes each event's templates can see. Also the statuses the output schemas enumerate, which a
+rephrased reply must keep.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from typing import Any
 import regex
 
 from charter.compile.specs.goals import DEFAULT_AGGREGATE, GoalsSpec, IntentSpec, SlotSpec
+from charter.compile.specs.skills import SkillsSpec
 from charter.compile.specs.slots import fill_slots
+from charter.pack.typed.goals import OpenGoal, Plan
 
 _GUESSES = ("1234", "12345.60", "100.00", "2024-05-01", "DD202405010001", "示例", "A1", "1")
 
@@ -27,22 +30,22 @@ def slot_samples(goals: GoalsSpec | None) -> dict[str, dict[str, list[Any]]]:
     if goals is None:
         return out
 
-    def add(intent: str, slots: Any) -> None:
-        if not isinstance(slots, Mapping):
-            return
+    def add(intent: str, slots: Mapping[str, Any]) -> None:
         for k, v in slots.items():
-            seen = out.setdefault(intent, {}).setdefault(str(k), [])
+            seen = out.setdefault(intent, {}).setdefault(k, [])
             if v not in seen and v not in (None, "", []):
                 seen.append(v)
 
+    # a case carries its goals and plan as written (JSON), read as goals.yaml's models
     for case in goals.cases:
-        for g in case.plan.get("goals", []) or []:
-            if isinstance(g, Mapping) and isinstance(g.get("intent"), str):
-                add(g["intent"], g.get("slots"))
-                add(g["intent"], g.get("inherited"))
+        for planned in Plan.read(case.plan).goals:
+            if planned is not None and planned.intent is not None:
+                add(planned.intent, planned.slots)
+                add(planned.intent, planned.inherited)
         for g in case.goals:
-            if isinstance(g, Mapping) and isinstance(g.get("intent"), str):
-                add(g["intent"], g.get("slots"))
+            open_goal = OpenGoal.read(g)
+            if open_goal.intent is not None:
+                add(open_goal.intent, open_goal.slots)
     return out
 
 
@@ -118,6 +121,26 @@ def schema_sample(schema: Any, depth: int = 0) -> Any:
                 out[name] = value
         return out
     return None
+
+
+def statuses(skills: SkillsSpec | None) -> tuple[str, ...]:
+    """The Chinese words the output schemas enumerate (已发货, 运输中, 呼吸内科…)."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for v in node.get("enum", ()) if isinstance(node.get("enum"), list) else ():
+                if isinstance(v, str) and any("\u4e00" <= ch <= "\u9fff" for ch in v):
+                    found.add(v)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for c in skills.contracts if skills is not None else ():
+        walk(c.output_schema)
+    return tuple(sorted(found))
 
 
 # ---- the scopes each entry is rendered in ------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 from charter.compile import response_spec as R
 from charter.compile.check import check_expr
 from charter.compile.primitives import literals_of
+from charter.compile.response_samples import statuses
 from charter.compile.specs.goals import GoalsSpec
 from charter.compile.specs.skills import SkillsSpec
 from charter.compile.templates import Template, TemplateError, parse_template
@@ -24,6 +25,9 @@ from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error
 from charter.dsl import ast as A
 from charter.pack.model import PackSource
+from charter.pack.typed.goals import GoalsFile
+from charter.pack.typed.responses import Alternative, Entry, ResponsesFile, read_entry
+from charter.pack.typed.skills import SkillFile
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 
@@ -45,19 +49,20 @@ class _Stage:
         self,
         doc: LocatedDoc,
         ptr: Pointer,
+        written: Entry,
         key: str,
         event: str,
         check_field: Callable[[tuple[str, ...], bool], str | None],
         roots: Sequence[str],
         each_allowed: bool = False,
     ) -> R.Entry | None:
-        """``check_field(path, each)`` returns why a field is unknown, or None."""
-        raw = _at(doc.data, ptr)
-        items: list[tuple[Any, Pointer]]
-        if isinstance(raw, list):
-            items = [(item, (*ptr, n)) for n, item in enumerate(raw)]
+        """The entry ``written`` at ``ptr`` of ``doc``; ``check_field(path, each)`` returns why
+        a field is unknown, or None."""
+        items: list[tuple[str | Alternative | None, Pointer]]
+        if isinstance(written, tuple):
+            items = [(item, (*ptr, n)) for n, item in enumerate(written)]
         else:
-            items = [(raw, ptr)]
+            items = [(written, ptr)]
         parsed: list[tuple[list[tuple[Template, Pointer]], A.Expr | None, bool, Pointer]] = []
         for item, at in items:
             found = self.alternative(doc, item, at, key, check_field, roots, each_allowed)
@@ -78,7 +83,7 @@ class _Stage:
     def alternative(
         self,
         doc: LocatedDoc,
-        item: Any,
+        item: str | Alternative | None,
         at: Pointer,
         key: str,
         check_field: Callable[[tuple[str, ...], bool], str | None],
@@ -86,11 +91,12 @@ class _Stage:
         each_allowed: bool,
     ) -> tuple[list[tuple[Template, Pointer]], A.Expr | None, bool] | None:
         if isinstance(item, str):
-            t = self.template(doc, at, check_field, False)
+            t = self.template(doc, at, item, check_field, False)
             return ([(t, at)], None, False) if t is not None else None
-        if not isinstance(item, dict):
+        if item is None:
             return None  # the schema reported it
-        has_text, has_each = "text" in item, "each" in item
+        # written, whatever the value: a text of the wrong type is still the text
+        has_text, has_each = "text" in item.model_fields_set, "each" in item.model_fields_set
         if has_each and not each_allowed:
             return None  # the schema of responses.yaml reports the key
         if has_text == has_each:
@@ -101,22 +107,21 @@ class _Stage:
                 "text: tells the result once; each: once per result item",
             )
             return None
-        field = "each" if has_each else "text"
-        value = item[field]
-        spots: list[Pointer] = (
-            [(*at, field, m) for m in range(len(value))]
-            if isinstance(value, list)
-            else [(*at, field)]
+        field, value = ("each", item.each) if has_each else ("text", item.text)
+        spots: list[tuple[Pointer, str | None]] = (
+            [((*at, field, m), text) for m, text in enumerate(value)]
+            if isinstance(value, tuple)
+            else [((*at, field), value)]
         )
         texts = []
-        for spot in spots:
-            t = self.template(doc, spot, check_field, has_each)
+        for spot, text in spots:
+            t = self.template(doc, spot, text, check_field, has_each)
             if t is not None:
                 texts.append((t, spot))
         when = None
-        if isinstance(item.get("when"), str):
+        if item.when is not None:
             when = check_expr(
-                item["when"],
+                item.when,
                 lambda span: doc.offset_loc((*at, "when"), span[0], span[1]),
                 f"the condition of {key}",
                 self.registry,
@@ -135,11 +140,13 @@ class _Stage:
         self,
         doc: LocatedDoc,
         at: Pointer,
+        text: str | None,
         check_field: Callable[[tuple[str, ...], bool], str | None],
         each: bool,
     ) -> Template | None:
-        text = _at(doc.data, at)
-        if not isinstance(text, str):
+        """The template ``text`` at ``at``; None when there is none (the schema said so) or it
+        has a problem (reported)."""
+        if text is None:
             return None
         try:
             template = parse_template(text)
@@ -172,17 +179,6 @@ class _Stage:
 
 def _hint(why: str) -> str:
     return why.split(" — ", 1)[1] if " — " in why else ""
-
-
-def _at(data: Any, ptr: Pointer) -> Any:
-    for part in ptr:
-        if isinstance(data, dict) and isinstance(part, str):
-            data = data.get(part)
-        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
-            data = data[part]
-        else:
-            return None
-    return data
 
 
 def _names(field: str, known: Iterable[str], what: str) -> str | None:
@@ -240,26 +236,6 @@ def _items(schema: Mapping[str, Any], results_key: str) -> Any:
     return results.get("items") if isinstance(results, Mapping) else None
 
 
-def statuses(skills: SkillsSpec | None) -> tuple[str, ...]:
-    """The Chinese words the output schemas enumerate (已发货, 运输中, 呼吸内科…)."""
-    found: set[str] = set()
-
-    def walk(node: Any) -> None:
-        if isinstance(node, Mapping):
-            for v in node.get("enum", ()) if isinstance(node.get("enum"), list) else ():
-                if isinstance(v, str) and any("\u4e00" <= ch <= "\u9fff" for ch in v):
-                    found.add(v)
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    for c in skills.contracts if skills is not None else ():
-        walk(c.output_schema)
-    return tuple(sorted(found))
-
-
 def compile_responses(
     source: PackSource,
     registry: Registry,
@@ -273,20 +249,24 @@ def compile_responses(
     mode, modes, handoff_text = R.DEFAULT_MODE, [], R.DEFAULT_HANDOFF
     handoff_at: tuple[LocatedDoc, Pointer] | None = None
     doc = source.responses
-    data = doc.data if doc is not None and isinstance(doc.data, dict) else {}
     declared: set[str] = set()
     if doc is not None:
-        if isinstance(data.get("mode"), str):
-            mode = data["mode"]
-        if isinstance(data.get("handoff"), str):
-            handoff_text, handoff_at = data["handoff"], (doc, ("handoff",))
+        written = ResponsesFile.read(doc.data)
+        if written.mode is not None:
+            mode = written.mode
+        if written.handoff is not None:
+            handoff_text, handoff_at = written.handoff, (doc, ("handoff",))
+        pack_wide = written.events.written()
         for event in R.EVENTS:
-            if isinstance(data.get("events"), dict) and event in data["events"]:
-                check, roots = event_checker(event, all_slots, f"pack.{event}")
-                found = stage.entry(doc, ("events", event), f"pack.{event}", event, check, roots)
+            if event in pack_wide:
+                key = f"pack.{event}"
+                check, roots = event_checker(event, all_slots, key)
+                found = stage.entry(
+                    doc, ("events", event), pack_wide[event], key, event, check, roots
+                )
                 if found is not None:
                     entries.append(found)
-        for iid, spec in (data.get("intents") or {}).items():
+        for iid, templates in written.intents.items():
             if iid not in intents:
                 stage._err(
                     "CH350",
@@ -295,18 +275,21 @@ def compile_responses(
                     did_you_mean(iid, intents) or "intents are declared in goals.yaml",
                 )
                 continue
-            if not isinstance(spec, dict):
+            if templates is None:
                 continue
-            if isinstance(spec.get("mode"), str):
-                modes.append((iid, spec["mode"]))
+            if templates.mode is not None:
+                modes.append((iid, templates.mode))
             slots = [*(s.name for s in intents[iid].slots), *intents[iid].kept]
+            own = templates.written()
             for event in R.EVENTS:
-                if event not in spec:
+                if event not in own:
                     continue
                 key = f"{iid}.{event}"
                 declared.add(key)
                 check, roots = event_checker(event, slots, key)
-                found = stage.entry(doc, ("intents", iid, event), key, event, check, roots)
+                found = stage.entry(
+                    doc, ("intents", iid, event), own[event], key, event, check, roots
+                )
                 if found is not None:
                     entries.append(found)
     entries += _confirms(stage, source, intents, declared)
@@ -354,12 +337,11 @@ def _confirms(
     if doc is None:
         return []
     out = []
-    raw = doc.data.get("intents") if isinstance(doc.data, dict) else None
-    for n, item in enumerate(raw if isinstance(raw, list) else []):
-        if not isinstance(item, dict) or not isinstance(item.get("confirm"), str):
-            continue
-        iid = item.get("id")
-        if not isinstance(iid, str) or iid not in intents:
+    for n, item in enumerate(GoalsFile.read(doc.data).intents):
+        if item is None or not isinstance(item.confirm, str):
+            continue  # confirm: true asks responses.yaml's (or the built-in) question
+        iid = item.id
+        if iid is None or iid not in intents:
             continue
         key = f"{iid}.confirmation_asked"
         if key in declared:
@@ -372,7 +354,9 @@ def _confirms(
             continue
         slots = [*(s.name for s in intents[iid].slots), *intents[iid].kept]
         check, roots = event_checker("confirmation_asked", slots, key)
-        found = stage.entry(doc, ("intents", n, "confirm"), key, "confirmation_asked", check, roots)
+        found = stage.entry(
+            doc, ("intents", n, "confirm"), item.confirm, key, "confirmation_asked", check, roots
+        )
         if found is not None:
             out.append(found)
     return out
@@ -382,15 +366,24 @@ def _replies(stage: _Stage, source: PackSource, skills: SkillsSpec | None) -> li
     out = []
     contracts = {c.name: c for c in skills.contracts} if skills is not None else {}
     for doc in source.skills:
-        data = doc.data if isinstance(doc.data, dict) else {}
-        contract = contracts.get(str(data.get("name")))
-        if contract is None or "reply" not in data:
-            continue
+        written = SkillFile.read(doc.data)
+        contract = contracts.get(written.name) if written.name is not None else None
+        if contract is None or "reply" not in written.model_fields_set:
+            continue  # without reply:, the result's summary is told as it is
         key = f"{contract.name}.{R.RESULT}"
         check, roots = result_checker(
             key, contract.input_schema, contract.output_schema, contract.results_key
         )
-        found = stage.entry(doc, ("reply",), key, R.RESULT, check, roots, each_allowed=True)
+        found = stage.entry(
+            doc,
+            ("reply",),
+            read_entry(written.reply),
+            key,
+            R.RESULT,
+            check,
+            roots,
+            each_allowed=True,
+        )
         if found is not None:
             out.append(found)
     return out

@@ -17,16 +17,17 @@ from typing import Any
 from charter.compile.specs import skills as S
 from charter.compile.specs.goals import GoalsSpec, IntentSpec, SkillBinding
 from charter.diagnostics import Diagnostic, did_you_mean, error
+from charter.pack.typed.skills import SkillFile
 from charter.pack.yamlsrc import LocatedDoc
 
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
+# skill name -> its contract as written (compiled or not: a name is declared even when another
+# part of the contract has an error) and the file it is in
+Declared = Mapping[str, tuple[SkillFile, LocatedDoc]]
 
 
 def references(
     contracts: list[S.SkillContract],
-    declared: Mapping[str, tuple[str | None, LocatedDoc]],
+    declared: Declared,
     protocols: list[tuple[str, tuple[S.FallbackStep, ...]]],
     faq: Any,
     diagnostics: list[Diagnostic],
@@ -35,7 +36,8 @@ def references(
     has a contract; a protocol degrading to the FAQ has entries for the skills using it."""
     names = set(declared)
     known_protocols = {p for p, _ in protocols}
-    for skill, (fallback, doc) in declared.items():
+    for skill, (data, doc) in declared.items():
+        fallback = data.fallback
         if fallback is not None and fallback not in known_protocols:
             diagnostics.append(
                 error(
@@ -84,7 +86,7 @@ def _faq_serves(faq: Any, skills: list[str]) -> bool:
 
 def bindings(
     goals: GoalsSpec | None,
-    declared: Mapping[str, tuple[str | None, LocatedDoc]],
+    declared: Declared,
     diagnostics: list[Diagnostic],
 ) -> None:
     """Every intent's skill binding names a contract of the pack and only its arguments."""
@@ -99,7 +101,7 @@ def _binding(
     intent: IntentSpec,
     b: SkillBinding,
     sid: str | None,
-    declared: Mapping[str, tuple[str | None, LocatedDoc]],
+    declared: Declared,
     diagnostics: list[Diagnostic],
 ) -> None:
     """One binding: the intent's own (``sid`` None) or a stage's."""
@@ -114,8 +116,8 @@ def _binding(
             )
         )
         return
-    data = _dict(declared[b.name][1].data)
-    if data.get("effect") == "execute" and sid is not None:
+    data = declared[b.name][0]
+    if data.effect == "execute" and sid is not None:
         diagnostics.append(
             error(
                 "CH328",
@@ -126,7 +128,7 @@ def _binding(
                 "intent itself (with confirm: true)",
             )
         )
-    elif data.get("effect") == "execute" and not intent.confirm:
+    elif data.effect == "execute" and not intent.confirm:
         diagnostics.append(
             error(
                 "CH327",
@@ -136,7 +138,7 @@ def _binding(
                 "add confirm: true to the intent: nothing executes before the user's yes",
             )
         )
-    props = _dict(_dict(data.get("input_schema")).get("properties"))
+    props = data.properties or {}
     for arg in b.args:
         if arg not in props:
             diagnostics.append(

@@ -19,15 +19,16 @@ from charter.diagnostics import Diagnostic, did_you_mean, error, warning
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
 def contract_schema(
-    doc: LocatedDoc, key: str, name: str, diagnostics: list[Diagnostic]
+    doc: LocatedDoc,
+    key: str,
+    schema: dict[str, Any] | None,
+    name: str,
+    diagnostics: list[Diagnostic],
 ) -> dict[str, Any] | None:
-    """The schema under ``key`` of skill ``name``'s contract; None when it is not valid."""
-    raw = _dict(_dict(doc.data).get(key))
+    """``schema``, under ``key`` of skill ``name``'s contract; None when it is not valid. A
+    missing one (the schema check reported it) counts as the empty schema."""
+    raw = schema if schema is not None else {}
     if jsonschema_rs.meta.is_valid(raw):
         schema_patterns(doc, raw, (key,), diagnostics)
         return raw  # the usual case, fast; jsonschema explains the rest

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from charter.compile.check import check_expr
 from charter.compile.fallbacks import FallbackStage
@@ -35,6 +33,7 @@ from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.dsl import ast as A
 from charter.pack.model import PackSource
+from charter.pack.typed.skills import SkillFile
 from charter.pack.yamlsrc import LocatedDoc, Pointer
 
 _DURATION = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$")
@@ -46,35 +45,20 @@ _SCALE = {"ms": 0.001, "s": 1.0, "m": 60.0}
 MAX_DURATION_S = 86_400.0
 
 
-def seconds(text: Any, default: float) -> float:
+def seconds(text: str | None, default: float) -> float:
     """``500ms`` / ``2s`` / ``1m`` in seconds; ``default`` when it is no duration or is longer
     than ``MAX_DURATION_S`` (the stage reports that as CH013)."""
-    m = _DURATION.match(str(text)) if text is not None else None
+    m = _DURATION.match(text) if text is not None else None
     if not m or len(m[1]) > 12:
         return default
     value = float(m[1]) * _SCALE[m[2]]
     return value if value <= MAX_DURATION_S else default
 
 
-def _count(value: Any, default: int) -> int:
+def _count(value: int | None, default: int) -> int:
     """A whole number of at least 1 as the schema wants it, else ``default`` (the schema said
-    so; a number of more than 4,300 digits stays a string, which ``int`` refuses)."""
-    whole = isinstance(value, int) and not isinstance(value, bool)
-    return value if whole and value >= 1 else default
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _declared(schema: Any) -> set[str] | None:
-    """The properties an input schema declares, even when another part of it is not valid
-    JSON Schema (CH320 says so, and CH321 still names an undeclared argument); None when the
-    schema or its ``properties`` is no mapping, so nothing can be said about the arguments."""
-    if not isinstance(schema, dict):
-        return None
-    props = schema.get("properties", {})
-    return set(props) if isinstance(props, dict) else None
+    so)."""
+    return value if value is not None and value >= 1 else default
 
 
 class _Stage(FallbackStage):
@@ -105,10 +89,9 @@ class _Stage(FallbackStage):
 
     # ---- contracts -----------------------------------------------------------------------------
 
-    def contract(self, doc: LocatedDoc) -> S.SkillContract | None:
-        data = _dict(doc.data)
-        name = data.get("name")
-        if not isinstance(name, str) or not isinstance(data.get("description"), str):
+    def contract(self, doc: LocatedDoc, data: SkillFile) -> S.SkillContract | None:
+        name = data.name
+        if name is None or data.description is None:
             return None  # the schema reported it
         stem = Path(doc.path).stem
         if stem != name:
@@ -120,23 +103,24 @@ class _Stage(FallbackStage):
                     f"name the file skills/{name}.yaml, or the skill '{stem}'",
                 )
             )
-        inp = contract_schema(doc, "input_schema", name, self.diagnostics)
-        out = contract_schema(doc, "output_schema", name, self.diagnostics)
-        declared = _declared(data.get("input_schema"))
+        inp = contract_schema(doc, "input_schema", data.input_schema, name, self.diagnostics)
+        out = contract_schema(doc, "output_schema", data.output_schema, name, self.diagnostics)
+        # CH320 says what else is wrong with the input schema; CH321 still names an argument
+        # it does not declare
+        properties = data.properties
+        declared = set(properties) if properties is not None else None
         props = declared or set()
         constraints = []
-        for n, raw in enumerate(data.get("constraints") or []):
-            raw = _dict(raw)
-            if not isinstance(raw.get("check"), str) or not isinstance(raw.get("message"), str):
+        for n, raw in enumerate(data.constraints):
+            if raw is None or raw.check is None or raw.message is None:
                 continue
             ptr: Pointer = ("constraints", n, "check")
-            node = self.expr(doc, raw["check"], ptr, f"a constraint of skill '{name}'", ("args",))
+            node = self.expr(doc, raw.check, ptr, f"a constraint of skill '{name}'", ("args",))
             if node is None:
                 continue
             if declared is not None and not self._args_known(doc, node, ptr, name, props):
                 continue
-            asks = raw.get("asks")
-            named = tuple(str(a) for a in asks) if isinstance(asks, list) else ()
+            named = tuple(str(a) for a in raw.asks)
             for k, arg in enumerate(named):
                 if declared is not None and arg not in props:
                     self.diagnostics.append(
@@ -148,10 +132,8 @@ class _Stage(FallbackStage):
                             did_you_mean(arg, props) or "name an argument of input_schema",
                         )
                     )
-            constraints.append(
-                S.Constraint(node, raw["message"], raw["check"], doc.loc(ptr), named)
-            )
-        for key in _dict(data.get("messages")):
+            constraints.append(S.Constraint(node, raw.message, raw.check, doc.loc(ptr), named))
+        for key in data.messages:
             prop = key.split(".")[0]
             whole = prop in _WHOLE  # a keyword about the arguments together (anyOf: 至少给一个)
             if declared is not None and key != "default" and prop not in props and not whole:
@@ -176,13 +158,13 @@ class _Stage(FallbackStage):
             )
         if inp is None or out is None:
             return None
-        limits, breaker = _dict(data.get("limits")), _dict(data.get("breaker"))
+        limits, breaker = data.limits, data.breaker
         for ptr, value in (
-            (("limits", "timeout"), limits.get("timeout")),
-            (("breaker", "slow"), breaker.get("slow")),
-            (("breaker", "cooldown"), breaker.get("cooldown")),
+            (("limits", "timeout"), limits.timeout),
+            (("breaker", "slow"), breaker.slow),
+            (("breaker", "cooldown"), breaker.cooldown),
         ):
-            m = _DURATION.match(value) if isinstance(value, str) else None
+            m = _DURATION.match(value) if value is not None else None
             if m and seconds(value, -1.0) < 0:
                 self.diagnostics.append(
                     error(
@@ -194,27 +176,23 @@ class _Stage(FallbackStage):
                 )
         return S.SkillContract(
             name=name,
-            description=data["description"],
+            description=data.description,
             input_schema_json=json.dumps(inp, ensure_ascii=False, sort_keys=True),
             output_schema_json=json.dumps(out, ensure_ascii=False, sort_keys=True),
             location=doc.loc(("name",)),
-            messages=tuple(
-                sorted((str(k), str(v)) for k, v in _dict(data.get("messages")).items())
-            ),
+            messages=tuple(sorted(data.messages.items())),
             constraints=tuple(constraints),
-            max_results=limits.get("max_results")
-            if isinstance(limits.get("max_results"), int)
-            else None,
-            results_key=str(limits.get("results_key") or S.DEFAULT_RESULTS_KEY),
-            timeout_s=seconds(limits.get("timeout"), S.DEFAULT_TIMEOUT_S),
+            max_results=limits.max_results,
+            results_key=limits.results_key or S.DEFAULT_RESULTS_KEY,
+            timeout_s=seconds(limits.timeout, S.DEFAULT_TIMEOUT_S),
             breaker=S.BreakerSpec(
-                failures=_count(breaker.get("failures"), 3),
-                slow_s=seconds(breaker.get("slow"), 2.0),
-                cooldown_s=seconds(breaker.get("cooldown"), 30.0),
+                failures=_count(breaker.failures, 3),
+                slow_s=seconds(breaker.slow, 2.0),
+                cooldown_s=seconds(breaker.cooldown, 30.0),
             ),
-            fallback=data.get("fallback") if isinstance(data.get("fallback"), str) else None,
+            fallback=data.fallback,
             cases=tuple(self.cases(doc, data)),
-            executes=data.get("effect") == "execute",
+            executes=data.effect == "execute",
         )
 
     def _args_known(
@@ -240,27 +218,26 @@ class _Stage(FallbackStage):
                 )
         return ok
 
-    def cases(self, doc: LocatedDoc, data: Mapping[str, Any]) -> list[S.SkillCase]:
+    def cases(self, doc: LocatedDoc, data: SkillFile) -> list[S.SkillCase]:
         out = []
-        for n, raw in enumerate(data.get("tests") or []):
-            raw = _dict(raw)
-            expect = _dict(raw.get("expect"))
-            if not isinstance(raw.get("name"), str) or "status" not in expect:
+        for n, raw in enumerate(data.tests):
+            if raw is None or raw.name is None:
+                continue  # the schema reported it
+            expect = raw.expect
+            if expect.status is None:
                 continue
             out.append(
                 S.SkillCase(
-                    name=raw["name"],
-                    args_json=json.dumps(
-                        _dict(raw.get("args")), ensure_ascii=False, sort_keys=True
-                    ),
+                    name=raw.name,
+                    args_json=json.dumps(raw.args, ensure_ascii=False, sort_keys=True),
                     location=doc.loc(("tests", n)),
-                    context_json=json.dumps(_dict(raw.get("context")), ensure_ascii=False),
-                    inject=raw.get("inject"),
-                    status=str(expect["status"]),
-                    message=expect.get("message"),
-                    results=expect.get("results"),
-                    failure=expect.get("failure"),
-                    action=expect.get("action"),
+                    context_json=json.dumps(raw.context, ensure_ascii=False),
+                    inject=raw.inject,
+                    status=expect.status,
+                    message=expect.message,
+                    results=expect.results,
+                    failure=expect.failure,
+                    action=expect.action,
                 )
             )
         return out
@@ -293,11 +270,11 @@ def compile_skills(
         return None, []
     stage = _Stage(source, registry)
     contracts: list[S.SkillContract] = []
-    declared: dict[str, tuple[str | None, LocatedDoc]] = {}
+    declared: dict[str, tuple[SkillFile, LocatedDoc]] = {}
     for doc in source.skills:
-        data = _dict(doc.data)
-        name = data.get("name")
-        if isinstance(name, str) and name in declared:
+        data = SkillFile.read(doc.data)
+        name = data.name
+        if name is not None and name in declared:
             stage.diagnostics.append(
                 error(
                     "CH324",
@@ -307,16 +284,15 @@ def compile_skills(
                 )
             )
             continue
-        c = stage.contract(doc)
-        if isinstance(name, str):
-            fallback = data.get("fallback")
-            declared[name] = (fallback if isinstance(fallback, str) else None, doc)
+        c = stage.contract(doc, data)
+        if name is not None:
+            declared[name] = (data, doc)
         if c is not None:
             contracts.append(c)
     protocols = stage.protocols(source.fallbacks) if source.fallbacks is not None else []
     faq = None
     if source.faq is not None:
-        from charter.compile.specs.faq import compile_faq
+        from charter.compile.faq import compile_faq
 
         faq, more = compile_faq(source.faq, registry)
         stage.diagnostics.extend(more)

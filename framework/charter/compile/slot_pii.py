@@ -39,7 +39,8 @@ def slot_diagnostics(
             did_you_mean(str(kind), sorted(known)),
         )
         for i, kind in enumerate(allowed)
-        if kind not in known
+        # a kind written as a mapping or a list (the schema said so) is reported, not hashed
+        if str(kind) not in known or not isinstance(kind, str)
     ]
     found = [(k, v) for k, v in captured_kinds(pattern, recognizers) if k not in allowed]
     if found:

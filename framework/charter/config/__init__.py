@@ -40,13 +40,17 @@ the file, the environment; an empty variable counts as unset.
     [[serve.tenants]]
     name = "acme"
     token_env = "CHARTER_TOKEN_ACME"
-    [plugins]                           # read by charter.config.settings
+    [plugins]
+    allow = ["zh", "acme"]              # $CHARTER_PLUGINS; not set: every installed plugin
+    autoload = true                     # $CHARTER_DISABLE_PLUGIN_AUTOLOAD=1: false
+    errors = "fail"                     # $CHARTER_PLUGIN_ERRORS; or "disable"
 
 Secrets (the model's API key, the memory key, tenant tokens) come from the environment
 variables the file names; a secret written in the file is a warning (the memory key: an error,
 and ignored). A ``Secret`` never prints its value; ``Config.masked()`` shows ``***``.
-Problems are diagnostics CH400-CH409 (docs/diagnostics.md); the ``[plugins]`` table is
-validated by ``charter.config.settings`` (CH206).
+Every setting is a row of one table (``charter.config.specs``), ``[plugins]`` included (whose
+``PluginSettings`` the plugin host reads alone and early: ``charter.config.settings``).
+Problems are diagnostics CH400-CH409 (docs/diagnostics.md), CH206 for ``[plugins]``.
 """
 
 from __future__ import annotations
@@ -66,7 +70,6 @@ from charter.config.model import (
     ServeConfig,
     TenantConfig,
 )
-from charter.config.settings import load_settings
 from charter.config.toml import read_config_file
 from charter.diagnostics import Diagnostic, sort_diagnostics
 
@@ -89,12 +92,6 @@ def load_config(
     """The configuration in force in ``cwd`` (default: the working directory) under
     ``environ`` (default: ``os.environ``), and every problem with it. An invalid value is
     reported and left at its default, so the result is always usable for display."""
-    base = cwd or Path.cwd()
-    env = os.environ if environ is None else environ
-    file, diags = read_config_file(base)
-    plugins, plugin_diags = load_settings(cwd=base, environ=env)
-    unreadable = {d.location.path for d in diags if d.code == "CH400"}
-    # settings.py reports an unreadable file too (CH206): once is enough
-    plugin_diags = [d for d in plugin_diags if d.location.path not in unreadable]
-    config, more = build(file, env, plugins)
-    return config, sort_diagnostics([*diags, *plugin_diags, *more])
+    file, diags = read_config_file(cwd or Path.cwd())
+    config, more = build(file, os.environ if environ is None else environ)
+    return config, sort_diagnostics([*diags, *more])

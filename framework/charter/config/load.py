@@ -1,20 +1,19 @@
-"""Building a ``Config`` from defaults, the file's table and the environment, with diagnostics.
+"""Building a ``Config`` from defaults, the file's tables and the environment, with diagnostics.
 
-Messages are written here rather than taken from a validator (pydantic's name the model's
-fields, not the file's keys, and quote the input, which may be a secret): each names the dotted
-key or the variable and what is expected. Every secret text met on the way is kept in
-``Config.redact_values`` so that a renderer can mask it in the lines it quotes.
+Every setting of the table (``charter.config.specs``), ``[plugins]`` included, is read by
+``charter.config.values``; this module adds what no row describes: the secrets (CH406), the
+``[[serve.tenants]]`` array, the free-form ``[model.options]``, and the checks across settings.
+Every secret text met on the way is kept in ``Config.redact_values`` so that a renderer can mask
+it in the lines it quotes.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import fields
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from charter.config.model import (
-    SECTIONS,
     AgentConfig,
     Config,
     DatabaseConfig,
@@ -24,77 +23,25 @@ from charter.config.model import (
     ServeConfig,
     TenantConfig,
 )
-from charter.config.settings import PluginSettings, _truthy
-from charter.config.specs import ENV_LOCATION, SPECS, Kind, env_name, nonempty
+from charter.config.settings import plugin_settings
+from charter.config.specs import ENV_LOCATION, SPECS, env_name, nonempty
 from charter.config.toml import ConfigFile
+from charter.config.values import Reader, file_keys, unquote_hint
 from charter.diagnostics import Diagnostic, Location, did_you_mean, error, warning
 from charter.text.masking import (
     harmless_header,
     headers_name,
     mask_text,
     secret_name,
-    url_password,
     url_secrets,
 )
 
 # keys that are known but not plain settings: secrets and the tenants array
 EXTRA_KEYS = {"memory": ("key",), "model": ("api_key", "options"), "serve": ("tenants",)}
 TENANT_KEYS = ("name", "token_env", "token")
-PLUGIN_ENV = {
-    "allow": "CHARTER_PLUGINS",
-    "autoload": "CHARTER_DISABLE_PLUGIN_AUTOLOAD",
-    "errors": "CHARTER_PLUGIN_ERRORS",
-    "trace": "CHARTER_TRACE_PLUGINS",
-}
-_EXPECTED = {"str": "a string", "int": "an integer", "number": "a number", "bool": "true or false"}
 
 
-def _type_of(value: Any) -> str:
-    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a number")):
-        if isinstance(value, kind):
-            return name
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "a table" if isinstance(value, dict) else "a date or time"
-
-
-def _fits(kind: Kind, value: Any) -> bool:
-    if kind == "bool":
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, {"str": str, "int": int, "number": int | float}[kind])
-
-
-def _unquote_hint(kind: Kind, value: Any) -> str:
-    # the usual mistake is a quoted number or boolean
-    if isinstance(value, str) and (
-        (kind == "bool" and value in ("true", "false"))
-        or (kind in ("int", "number") and re.fullmatch(r"-?\d+(\.\d+)?", value))
-    ):
-        return f"write {value} without quotes"
-    return ""
-
-
-class _Builder:
-    def __init__(self, file: ConfigFile | None, env: Mapping[str, str]) -> None:
-        self.file, self.env = file, env
-        self.values: dict[str, dict[str, Any]] = {s: {} for s in SECTIONS}
-        self.origins: dict[str, Location | str] = {}
-        self.diags: list[Diagnostic] = []
-        self.redact: list[str] = []
-
-    def loc(self, *key: str | int) -> Location:
-        return self.file.locate(key) if self.file else ENV_LOCATION
-
-    def wrong_type(
-        self, dotted: str, expected: str, value: Any, loc: Location, hint: str = ""
-    ) -> None:
-        message = f"{dotted} must be {expected}, not {_type_of(value)}"
-        self.diags.append(error("CH402", message, loc, hint))
-
+class _Builder(Reader):
     def secret_in_file(self, dotted: str, value: Any, loc: Location, hint: str) -> str | None:
         """The secret's text, with a CH406 warning, or None (CH402) when it is not a string."""
         if not isinstance(value, str):
@@ -108,30 +55,20 @@ class _Builder:
     def read_file(self) -> None:
         assert self.file is not None
         for section, table in self.file.data.items():
-            if section == "plugins":
-                continue  # settings.py reads and validates it
+            if section in SPECS:
+                self.read_table(section, table)
+                continue
+            owners = [s for s in SPECS if section in file_keys(s)]
+            hint = (
+                f"'{section}' is a setting of [{owners[0]}]"
+                if owners
+                else did_you_mean(section, SPECS)
+            )
             loc = self.loc(section)
-            if section not in SECTIONS:
-                owners = [s for s, keys in SPECS.items() if section in keys]
-                hint = (
-                    f"'{section}' is a setting of [{owners[0]}]"
-                    if owners
-                    else did_you_mean(section, [*SECTIONS, "plugins"])
-                )
-                self.diags.append(
-                    warning("CH401", f"unknown section '{section}' (ignored)", loc, hint)
-                )
-            elif not isinstance(table, Mapping):
-                self.wrong_type(
-                    section, "a table", table, loc, f"write [{section}] and its settings"
-                )
-            else:
-                for key, value in table.items():
-                    self.read_key(section, key, value)
+            self.diags.append(warning("CH401", f"unknown section '{section}' (ignored)", loc, hint))
 
     def read_key(self, section: str, key: str, value: Any) -> None:
         dotted, loc = f"{section}.{key}", self.loc(section, key)
-        spec = SPECS[section].get(key)
         if (section, key) == ("serve", "tenants"):
             self.read_tenants(value, loc)
         elif (section, key) == ("model", "options"):
@@ -153,45 +90,10 @@ class _Builder:
                     "put the key, base64-encoded, in the variable memory.key_env names",
                 )
             )
-        elif spec is None:
-            message = f"unknown setting '{dotted}' (ignored)"
-            hint = did_you_mean(key, [*SPECS[section], *EXTRA_KEYS.get(section, ())])
-            self.diags.append(warning("CH401", message, loc, hint))
-        elif not _fits(spec.kind, value):
-            self.wrong_type(
-                dotted, _EXPECTED[spec.kind], value, loc, _unquote_hint(spec.kind, value)
-            )
+        elif key in SPECS[section]:
+            self.read_setting(section, key, value, loc)
         else:
-            self.accept(section, key, value, dotted, loc)
-
-    def accept(
-        self, section: str, key: str, value: Any, subject: str, origin: Location | str
-    ) -> None:
-        spec = SPECS[section][key]
-        hidden = url_secrets(value) if isinstance(value, str) else []
-        self.redact.extend(hidden)
-        problem = spec.check(subject, value) if spec.check else None
-        if problem is not None:
-            code, message, hint = problem
-            if spec.check is env_name:
-                self.redact.append(value)
-            loc = origin if isinstance(origin, Location) else ENV_LOCATION
-            self.diags.append(error(code, message, loc, hint))
-            return
-        if spec.kind == "number":
-            value = float(value)
-        self.values[section][key] = value
-        self.origins[f"{section}.{key}"] = origin
-        if isinstance(origin, Location) and hidden:
-            what = "a password" if url_password(value) else "a secret in its parameters"
-            self.diags.append(
-                warning(
-                    "CH406",
-                    f"{section}.{key} contains {what}",
-                    origin,
-                    f"set the whole URL in ${spec.env} instead",
-                )
-            )
+            self.unknown(section, key, loc, EXTRA_KEYS.get(section, ()))
 
     def read_options(self, value: Any, loc: Location) -> None:
         """``[model.options]``: free-form, for the backend to check when it is created; only a
@@ -281,7 +183,7 @@ class _Builder:
                     self.origins[f"{where}.token"] = loc
             elif not isinstance(value, str):
                 self.wrong_type(
-                    f"{where}.{key}", "a string", value, loc, _unquote_hint("str", value)
+                    f"{where}.{key}", "a string", value, loc, unquote_hint("str", value)
                 )
             elif problem := (env_name if key == "token_env" else nonempty)(f"{where}.{key}", value):
                 self.redact.append(value)
@@ -310,12 +212,8 @@ class _Builder:
             )
         return TenantConfig(**fields_)
 
-    def read_env(self) -> None:
-        for section, specs in SPECS.items():
-            for key, spec in specs.items():
-                value = self.env.get(spec.env, "").strip() if spec.env else ""
-                if value:
-                    self.accept(section, key, value, str(spec.env), f"env {spec.env}")
+    def read_env(self, sections: Iterable[str] = SPECS) -> None:
+        super().read_env(sections)
         model, memory = self.values["model"], self.values["memory"]
         api_env = model.get("api_key_env", ModelConfig.api_key_env)
         if self.env.get(api_env, "").strip():
@@ -341,30 +239,14 @@ class _Builder:
                 )
             )
 
-    def plugin_origins(self, plugins: PluginSettings) -> None:
-        env_set = {
-            "allow": plugins.source == PLUGIN_ENV["allow"],
-            "autoload": _truthy(self.env.get(PLUGIN_ENV["autoload"])),
-            "errors": self.env.get(PLUGIN_ENV["errors"], "").strip() == plugins.errors,
-            "trace": _truthy(self.env.get(PLUGIN_ENV["trace"])),
-        }
-        table = self.file.data.get("plugins") if self.file else None
-        for key in (f.name for f in fields(PluginSettings) if f.name != "source"):
-            if env_set[key]:
-                self.origins[f"plugins.{key}"] = f"env {PLUGIN_ENV[key]}"
-            elif isinstance(table, Mapping) and key in table:
-                self.origins[f"plugins.{key}"] = self.loc("plugins", key)
 
-
-def build(
-    file: ConfigFile | None, env: Mapping[str, str], plugins: PluginSettings
-) -> tuple[Config, list[Diagnostic]]:
+def build(file: ConfigFile | None, env: Mapping[str, str]) -> tuple[Config, list[Diagnostic]]:
+    """The configuration of ``file`` (None: none here) under ``env``, and its problems."""
     b = _Builder(file, env)
     if file is not None:
         b.read_file()
     b.read_env()
     b.cross_checks()
-    b.plugin_origins(plugins)
     v = b.values
     config = Config(
         database=DatabaseConfig(**v["database"]),
@@ -372,7 +254,7 @@ def build(
         model=ModelConfig(**v["model"]),
         agent=AgentConfig(**v["agent"]),
         serve=ServeConfig(**v["serve"]),
-        plugins=plugins,
+        plugins=plugin_settings(file, v["plugins"], b.origins),
         file=file.path if file else None,
         origins=b.origins,
         redact_values=tuple(b.redact),

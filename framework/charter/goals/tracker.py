@@ -21,6 +21,7 @@ from typing import Any
 from charter.compile.specs.goals import STAGE_SEP, GoalsSpec
 from charter.contracts.registry import Registry
 from charter.goals.planner import Ask, OpenGoal, Plan, Planner, SessionState
+from charter.goals.session import SessionGoals
 from charter.goals.store import GoalStoreProtocol, TransitionResult
 from charter.goals.tables import Goal
 from charter.store.clock import utcnow
@@ -77,11 +78,11 @@ class GoalTracker:
         remembered: Mapping[str, Any] | None = None,
     ) -> SessionState:
         goals = []
-        tree = self.store.tree(user_id, session_id)
-        for g in tree:
+        held = self.store.session(user_id, session_id)
+        for g in held.goals:
             if g.status not in ("pending", "active") or self.spec.stage(g.intent):
                 continue  # a stage is its goal's bookkeeping, not something the user asked
-            context = self.store.context(g.id)
+            context = held.context(g.id)
             # a slot set to None was dropped (refused by a contract): it is missing again
             slots = {k: v for k, v in context.items() if not k.startswith("_") and v is not None}
             intent = self.spec.intent(g.intent)
@@ -100,7 +101,7 @@ class GoalTracker:
             )
         # the planner reads 明天 on the local calendar: an aware clock is converted to local time
         now = self.clock()
-        recent = self._recent(tree)
+        recent = self._recent(held)
         return SessionState(
             tuple(goals),
             now.astimezone().replace(tzinfo=None) if now.tzinfo else now,
@@ -110,20 +111,20 @@ class GoalTracker:
             dict(remembered or {}),
         )
 
-    def _recent(self, tree: list[Goal]) -> tuple[OpenGoal, ...]:
+    def _recent(self, held: SessionGoals) -> tuple[OpenGoal, ...]:
         """The session's finished goals of the pack's intents, the latest first (at most
         ``RECENT``): completed ones, and those a skill refused (号源已满 — 那就周四上午 asks
         again); the last is what a correction or a follow-up redoes, all are where ``carry:``
         looks."""
         done = [
             (g.updated_at, g.created_at, n, g)
-            for n, g in enumerate(tree)  # creation order breaks a tie of one clock tick
+            for n, g in enumerate(held.goals)  # creation order breaks a tie of one clock tick
             if g.status in ("completed", "aborted") and self.spec.intent(g.intent)
         ]
         done.sort(key=lambda row: row[:3], reverse=True)
         out = []
         for *_, g in done:
-            context = self.store.context(g.id)
+            context = held.context(g.id)
             if g.status == "aborted" and context.get(OUTCOME) != "refused":
                 continue  # what the user cancelled is not carried or redone
             slots = {k: v for k, v in context.items() if not k.startswith("_")}

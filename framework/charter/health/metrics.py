@@ -38,9 +38,9 @@ from charter.goals.tables import GOAL_TREE
 from charter.health.report import DEFINITIONS, TREND_IDS, Day, HealthReport, Metric
 from charter.learn.log import COMPONENT as LEARNING
 from charter.learn.log import LEARNING_MIGRATIONS, LOG, USE
-from charter.memory.facts_migrations import COMPONENT as MEMORY
-from charter.memory.facts_migrations import MEMORY_MIGRATIONS
-from charter.memory.tables import MEMORY_AUDIT, MEMORY_FACT
+from charter.memory.facts.migrations import COMPONENT as MEMORY
+from charter.memory.facts.migrations import MEMORY_MIGRATIONS
+from charter.memory.facts.tables import MEMORY_AUDIT, MEMORY_FACT
 from charter.store.migrations import make_engine, migrate, transaction
 from charter.traces.migrations import COMPONENT as TRACES
 from charter.traces.migrations import TRACE_MIGRATIONS

@@ -13,10 +13,11 @@ first; the vector search only runs when nothing exact did:
 3. ``keyword`` — words the turn names (a product, a term): summaries containing every one
    (full-text search), and facts whose key or value holds them.
 4. ``vector`` — the hybrid step: the user's summaries most relevant to the question, BM25
-   over their words fused with the similarity of their vectors (``charter.memory.recall``),
-   times a bounded recency boost (a tie-breaker: ``MemoryPolicy.boost``), ``top_k`` of the
-   pack, when the question's best summary is at least ``min_score`` similar or shares
-   enough of its words (a gate on the question: restated facts below the floor still come).
+   over their words fused with the similarity of their vectors
+   (``charter.memory.narrative.recall``), times a bounded recency boost (a tie-breaker:
+   ``MemoryPolicy.boost``), ``top_k`` of the pack, when the question's best summary is at
+   least ``min_score`` similar or shares enough of its words (a gate on the question: restated
+   facts below the floor still come).
    Warm memories are searched as hot ones; only archived (and expired, deprecated, merged)
    ones are not. The step keeps its name, ``vector``, for the traces that count it.
 
@@ -33,9 +34,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from charter.memory.facts import FactStore
-from charter.memory.facts_access import privileged_refusal, require_user
+from charter.memory.facts.access import privileged_refusal, require_user
 from charter.memory.narrative import NarrativeStore
-from charter.memory.recall import Hit
+from charter.memory.narrative.recall import Hit
 from charter.memory.records import Accessor, Fact
 from charter.memory.short_term import ShortTermMemory
 

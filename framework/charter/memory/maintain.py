@@ -9,7 +9,7 @@ store nobody maintains reads 0 of N however well its reads behave.
 The jobs, in order, each returning a count and never a memory:
 
 * facts: ``expire`` (outlived → ``expired``), ``decay`` (weights for the idle time),
-  ``archive_cold`` (tiers; cold → ``archived``) — ``facts_lifecycle``;
+  ``archive_cold`` (tiers; cold → ``archived``) — ``facts.lifecycle``;
 * summaries, when there is a narrative directory: ``expire``, ``archive_cold``,
   ``merge_recurring`` (recurring questions → one tag, at the embedder's calibrated
   threshold), ``deprecate_merged`` (questions folded into a deprecated tag) — then
@@ -25,9 +25,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from charter.memory import narrative_lifecycle as nl
 from charter.memory.facts import FactStore
 from charter.memory.narrative import NarrativeStore
+from charter.memory.narrative import lifecycle as nl
 from charter.store.clock import as_utc
 
 

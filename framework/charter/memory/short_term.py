@@ -285,6 +285,22 @@ def _row(turn: Turn) -> dict[str, object]:
     }
 
 
+def summaries_within(turns: Sequence[Turn], budget: int) -> list[str]:
+    """The newest summaries of ``turns`` whose estimated tokens together fit ``budget``, oldest
+    first (``ShortTermMemory.prompt_summaries``; a turn that has read its window already passes
+    it here instead of reading it again)."""
+    chosen: list[str] = []
+    for turn in reversed(turns):
+        if not turn.summary:
+            continue
+        cost = estimate_tokens(turn.summary)
+        if cost > budget:
+            break
+        budget -= cost
+        chosen.append(turn.summary)
+    return chosen[::-1]
+
+
 # ---- the layer -----------------------------------------------------------------------------
 
 
@@ -342,16 +358,7 @@ class ShortTermMemory:
         newest first and stopping at the first that does not fit, so the prompt never skips a
         turn between two it shows. Empty summaries are left out."""
         budget = self.policy.prompt_tokens if token_budget is None else token_budget
-        chosen: list[str] = []
-        for turn in reversed(self.turns(user_id, session_id)):
-            if not turn.summary:
-                continue
-            cost = estimate_tokens(turn.summary)
-            if cost > budget:
-                break
-            budget -= cost
-            chosen.append(turn.summary)
-        return chosen[::-1]
+        return summaries_within(self.turns(user_id, session_id), budget)
 
     def forget(self, user_id: str, session_id: str | None = None) -> int:
         _check_ids(user_id, session_id)

@@ -2,7 +2,9 @@
 
 Everything found wrong is reported (and loading goes on where it can), so that one
 ``charter validate`` run lists every problem of every file. The pieces: ``reading`` (one
-file, once), ``extends`` (following extends), ``rules`` (a rules.yaml's rules and cases).
+file, once), ``extends`` (following extends), ``rules`` (a rules.yaml's rules and cases). A
+file is read through its typed model (``charter.pack.typed``), which stands a default in for
+what the schema rejected, so that a pack.yaml with a wrong value still names its parents.
 """
 
 from __future__ import annotations
@@ -10,19 +12,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from charter._version import __version__
 from charter.diagnostics import Diagnostic, Location, error, warning
-from charter.pack._values import _dict, _list, _str, thresholds
 from charter.pack.extends import Edge, cycle_error, inherit, resolve_extends
 from charter.pack.layout import audit
-from charter.pack.model import DEFAULT_MESSAGES, PackSource, RuleSource, patches_dir
+from charter.pack.model import PackSource, RuleSource, patches_dir
 from charter.pack.reading import display_path, read_file
 from charter.pack.rules import read_cases, read_rules
+from charter.pack.typed.learning import LearningFile
+from charter.pack.typed.pack import PackFile
+from charter.pack.typed.rules import RulesFile
 from charter.pack.yamlsrc import LocatedDoc
 
 __all__ = ["Loader", "display_path", "load_pack"]
@@ -84,8 +87,8 @@ class Loader:
         self._done[root] = None  # provisional, guards against cycles we failed to detect
         seen = len(self.diagnostics)
         pack_doc = self._read(pack_file, "pack")
-        meta: dict[str, Any] = pack_doc.data if pack_doc and isinstance(pack_doc.data, dict) else {}
-        name = _str(meta.get("name")) or root.name
+        meta = PackFile.read(pack_doc.data if pack_doc is not None else None)
+        name = meta.name or root.name
         files: list[tuple[str, str]] = []
         if pack_doc:
             files.append((pack_doc.path, pack_doc.text))
@@ -99,9 +102,11 @@ class Loader:
             rules_doc = self._read(rules_file, "rules")
             if rules_doc is not None:
                 files.append((rules_doc.path, rules_doc.text))
-                own = read_rules(rules_doc, name, inherited_at, rules_at, rules, self.diagnostics)
-                rules = own
-                cases = read_cases(rules_doc, name)
+                own = RulesFile.read(rules_doc.data)
+                rules = read_rules(
+                    rules_doc, own, name, inherited_at, rules_at, rules, self.diagnostics
+                )
+                cases = read_cases(rules_doc, own, name)
 
         # the pack's own files, not inherited through extends
         docs = {
@@ -109,8 +114,10 @@ class Loader:
             for kind in ("goals", "memory", "fallbacks", "faq", "learning", "responses")
         }
         skills = self._read_all(root / "skills", "*.yaml", "skill", files)
-        learning = _dict(docs["learning"].data if docs["learning"] is not None else None)
-        where = patches_dir(learning.get("patches_dir"))  # None: CH348 in the learning stage
+        learning = LearningFile.read(
+            docs["learning"].data if docs["learning"] is not None else None
+        )
+        where = patches_dir(learning.patches_dir)  # None: CH348 in the learning stage
         patches = self._read_all(root / where, "*.yaml", "patches", files) if where else ()
         conversations = self._read_all(
             root / "tests" / "conversations", "*.yaml", "conversations", files
@@ -135,13 +142,13 @@ class Loader:
 
         source = PackSource(
             name=name,
-            version=_str(meta.get("version")) or "0",
-            kind=_str(meta.get("kind")) or "domain",
+            version=meta.version or "0",
+            kind=meta.kind or "domain",
             root=root,
-            description=_str(meta.get("description")),
-            locale=_str(meta.get("locale")) or "zh-CN",
-            thresholds=thresholds(meta.get("thresholds")),
-            messages={**DEFAULT_MESSAGES, **_dict(meta.get("messages"))},
+            description=meta.description,
+            locale=meta.locale or "zh-CN",
+            thresholds=meta.thresholds,
+            messages=meta.messages,
             rules=tuple(rules),
             cases=tuple(cases),
             extends=tuple(dict.fromkeys(extends_names)),
@@ -166,7 +173,7 @@ class Loader:
         self,
         root: Path,
         stack: list[Path],
-        meta: Mapping[str, Any],
+        meta: PackFile,
         pack_doc: LocatedDoc | None,
         files: list[tuple[str, str]],
     ) -> tuple[list[RuleSource], dict[str, Location], list[str]]:
@@ -175,8 +182,8 @@ class Loader:
         inherited: list[RuleSource] = []
         inherited_at: dict[str, Location] = {}
         extends_names: list[str] = []
-        for i, target in enumerate(_list(meta.get("extends"))):
-            if not isinstance(target, str) or pack_doc is None:
+        for i, target in enumerate(meta.extends):
+            if target is None or pack_doc is None:
                 continue
             at = pack_doc.loc(("extends", i))
             parent_root = resolve_extends(root, target, at, self.named_packs, self.diagnostics)
@@ -197,12 +204,12 @@ class Loader:
             )
         return inherited, inherited_at, extends_names
 
-    def _check_requires(self, meta: Mapping[str, Any], doc: LocatedDoc | None) -> None:
-        req = _dict(meta.get("requires"))
+    def _check_requires(self, meta: PackFile, doc: LocatedDoc | None) -> None:
+        req = meta.requires
         if doc is None:
             return
-        for i, plugin in enumerate(_list(req.get("plugins"))):
-            if isinstance(plugin, str) and plugin not in self.installed_plugins:
+        for i, plugin in enumerate(req.plugins):
+            if plugin is not None and plugin not in self.installed_plugins:
                 self.diagnostics.append(
                     error(
                         "CH025",
@@ -211,8 +218,8 @@ class Loader:
                         f"pip install {plugin}",
                     )
                 )
-        spec = req.get("charter")
-        if isinstance(spec, str):
+        spec = req.charter
+        if spec is not None:
             at = doc.loc(("requires", "charter"))
             try:
                 ok = Version(__version__) in SpecifierSet(spec)

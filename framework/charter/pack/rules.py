@@ -8,33 +8,31 @@ here; a rule or case the schema rejected is left out (the schema stage reported 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from charter.diagnostics import Diagnostic, Location, error, warning
-from charter.pack._values import _dict, _list, _str
 from charter.pack.model import CaseSource, Located, RuleSource
+from charter.pack.typed.rules import RulesFile
 from charter.pack.yamlsrc import LocatedDoc
 
 
 def read_rules(
     doc: LocatedDoc,
+    data: RulesFile,
     origin: str,
     inherited_at: Mapping[str, Location],
     rules_at: dict[str, Location],
     inherited: list[RuleSource],
     diagnostics: list[Diagnostic],
 ) -> list[RuleSource]:
-    """``inherited`` with the rules of ``doc`` merged in by id; ``rules_at`` gets where each
-    rule of the result is defined, problems go to ``diagnostics``."""
+    """``inherited`` with the rules of ``data`` (the model of ``doc``) merged in by id;
+    ``rules_at`` gets where each rule of the result is defined, problems go to
+    ``diagnostics``."""
     merged = list(inherited)
-    data = doc.data if isinstance(doc.data, dict) else {}
     own_seen: dict[str, Location] = {}
-    for i, raw in enumerate(_list(data.get("rules"))):
-        if not isinstance(raw, dict):
-            continue
-        rid, check, on_fail = raw.get("id"), raw.get("check"), raw.get("on_fail")
-        if not (isinstance(rid, str) and isinstance(check, str) and isinstance(on_fail, str)):
+    for i, raw in enumerate(data.rules):
+        if raw is None or raw.id is None or raw.check is None or raw.on_fail is None:
             continue  # the schema stage reported it
+        rid = raw.id
         id_loc = doc.loc(("rules", i, "id"))
         if rid in own_seen:
             first = own_seen[rid]
@@ -48,20 +46,18 @@ def read_rules(
             )
             continue
         own_seen[rid] = id_loc
-        when = raw.get("when")
-        unfixed = raw.get("on_unfixed")
         rule = RuleSource(
             id=rid,
-            describe=_str(raw.get("describe")),
-            check=check,
-            on_fail=on_fail,
+            describe=raw.describe,
+            check=raw.check,
+            on_fail=raw.on_fail,
             origin=origin,
             at=Located(doc, ("rules", i)),
-            when=when if isinstance(when, str) else None,
-            message=_str(raw.get("message")),
-            on_unfixed=unfixed if isinstance(unfixed, str) else None,
-            override=raw.get("override") is True,
-            tags=tuple(t for t in _list(raw.get("tags")) if isinstance(t, str)),
+            when=raw.when,
+            message=raw.message,
+            on_unfixed=raw.on_unfixed,
+            override=raw.override,
+            tags=raw.tags,
         )
         pos = next((k for k, r in enumerate(merged) if r.id == rid), None)
         if pos is None:
@@ -93,38 +89,35 @@ def read_rules(
     return merged
 
 
-def read_cases(doc: LocatedDoc, origin: str) -> list[CaseSource]:
-    """The test cases of ``doc``, naming only the rules that were loaded."""
-    data = doc.data if isinstance(doc.data, dict) else {}
+def read_cases(doc: LocatedDoc, data: RulesFile, origin: str) -> list[CaseSource]:
+    """The test cases of ``data`` (the model of ``doc``), naming only the rules that were
+    loaded."""
     # a rule left out for its schema error (CH010, CH011) is no unknown rule (CH030)
     unloaded = {
-        raw["id"]
-        for raw in _list(data.get("rules"))
-        if isinstance(raw, dict)
-        and isinstance(raw.get("id"), str)
-        and not (isinstance(raw.get("check"), str) and isinstance(raw.get("on_fail"), str))
+        rule.id
+        for rule in data.rules
+        if rule is not None and rule.id is not None and (rule.check is None or rule.on_fail is None)
     }
 
-    def named(raw: dict[str, Any], key: str) -> tuple[str, ...]:
-        return tuple(r for r in _list(raw.get(key)) if isinstance(r, str) and r not in unloaded)
+    def named(rules: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(r for r in rules if r not in unloaded)
 
     out = []
-    for i, raw in enumerate(_list(data.get("tests"))):
-        if not isinstance(raw, dict) or not isinstance(raw.get("output"), str):
+    for i, case in enumerate(data.tests):
+        if case is None or case.output is None:
             continue
-        verdict, fixed = raw.get("verdict"), raw.get("fixed")
         out.append(
             CaseSource(
-                name=_str(raw.get("name")) or f"case {i + 1}",
-                output=raw["output"],
+                name=case.name or f"case {i + 1}",
+                output=case.output,
                 origin=origin,
                 at=Located(doc, ("tests", i)),
-                input=_str(raw.get("input")),
-                context=_dict(raw.get("context")),
-                expect_pass=named(raw, "pass"),
-                expect_fail=named(raw, "fail"),
-                verdict=verdict if isinstance(verdict, str) else None,
-                fixed=fixed if isinstance(fixed, str) else None,
+                input=case.input,
+                context=case.context,
+                expect_pass=named(case.pass_),
+                expect_fail=named(case.fail),
+                verdict=case.verdict,
+                fixed=case.fixed,
             )
         )
     return out

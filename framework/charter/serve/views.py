@@ -15,9 +15,9 @@ from charter._version import __version__
 from charter.agent import Agent
 from charter.agent.parts import Parts
 from charter.learn.log import LOG as REFLECTIONS
+from charter.memory.facts.tables import MEMORY_FACT
 from charter.memory.records import Accessor
 from charter.memory.short_term import TURNS, SqlShortTermStore
-from charter.memory.tables import MEMORY_FACT
 from charter.serve.auth import unscoped
 from charter.serve.faults import LOST, UNAVAILABLE, probe
 from charter.traces.model import jsonable

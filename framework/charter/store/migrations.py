@@ -2,7 +2,7 @@
 
 ``charter_schema_version`` holds one row per applied migration and component: each store keeps
 its own ordered list of migrations next to its tables (``goals.migrations``,
-``memory.facts_migrations``, ``skills.tickets_migrations``, ``traces.migrations``...) and they
+``memory.facts.migrations``, ``skills.tickets_migrations``, ``traces.migrations``...) and they
 share this table. ``migrate`` runs in one
 transaction that first takes a lock no other migrator can share, PostgreSQL's transaction-level
 advisory lock or SQLite's write lock (``BEGIN IMMEDIATE``), then reads the applied versions and

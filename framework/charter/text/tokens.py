@@ -1,6 +1,7 @@
 """The words BM25 sees in a Chinese (or mixed) text, shared by the FAQ
 (``charter.compile.specs.faq``) and the narrative channel's hybrid recall
-(``charter.memory.recall``), so that a question is cut the same way whichever of them it meets.
+(``charter.memory.narrative.recall``), so that a question is cut the same way whichever of them
+it meets.
 
 NFKC (full-width ＳＫＵ１００ becomes SKU100) and case folding, then jieba's search mode
 (``rjieba``, jieba-rs with its dictionary inside the wheel: nothing is read or downloaded at run

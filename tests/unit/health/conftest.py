@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from charter.goals.tables import GOAL_TREE
 from charter.health.metrics import open_engine
 from charter.learn.log import Evidence, ReflectionLog
-from charter.memory.tables import MEMORY_AUDIT, MEMORY_FACT
+from charter.memory.facts.tables import MEMORY_AUDIT, MEMORY_FACT
 from charter.traces.model import Trace, TraceStep
 from charter.traces.store import TraceStore
 from tests.postgres import fresh_schema

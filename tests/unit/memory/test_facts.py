@@ -16,7 +16,7 @@ import pytest
 import sqlalchemy as sa
 
 from charter.memory.facts import FactStore
-from charter.memory.facts_access import resolve
+from charter.memory.facts.access import resolve
 from charter.memory.records import Accessor, Fact, PreparedFact
 
 U1 = Accessor("u1", "agent")

@@ -12,8 +12,8 @@ import sqlalchemy as sa
 
 from charter.goals.store import GoalStore
 from charter.memory.facts import FactStore
-from charter.memory.facts_migrations import COMPONENT, MEMORY_MIGRATIONS
-from charter.memory.tables import TABLES
+from charter.memory.facts.migrations import COMPONENT, MEMORY_MIGRATIONS
+from charter.memory.facts.tables import TABLES
 from charter.store.migrations import (
     SCHEMA_TABLE,
     SchemaError,

@@ -17,13 +17,13 @@ import sqlalchemy as sa
 from charter.compile.specs.memory import Lifecycle, MemoryPolicy
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
-from charter.memory.facts_privacy import user_hash
+from charter.memory.facts.privacy import user_hash
+from charter.memory.facts.tables import MEMORY_AUDIT, MEMORY_FACT
 from charter.memory.ladder import LayeredMemory, Recollection
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_lifecycle import archive_cold, deprecate, merge_recurring
+from charter.memory.narrative.lifecycle import archive_cold, deprecate, merge_recurring
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
 from charter.memory.short_term import InMemoryShortTermStore, ShortTermMemory
-from charter.memory.tables import MEMORY_AUDIT, MEMORY_FACT
 from tests.unit.memory.conftest import T0
 
 MakeFact = Callable[..., PreparedFact]

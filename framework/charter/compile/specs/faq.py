@@ -46,17 +46,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from charter.diagnostics import Diagnostic, Location, error, warning
+from charter.diagnostics import Location
 from charter.text.tokens import K1, B, Tokens, tokenize
 from charter.text.tokens import idf as _idf
 
 if TYPE_CHECKING:
-    # only for type checking: the runtime must not import the pack loader (and YAML)
     import numpy as np
     import numpy.typing as npt
-
-    from charter.contracts.registry import Registry
-    from charter.pack.yamlsrc import LocatedDoc
 
 DEFAULT_MIN_SCORE = 0.35
 DEFAULT_DIRECT_SCORE = 0.9
@@ -211,79 +207,3 @@ class FaqIndex:
                 break
             out.append(FaqMatch(self.entries[int(built.entry_of_group[group])], score))
         return out
-
-
-# ---- compile stage ------------------------------------------------------------------------------
-
-
-def _strs(value: Any) -> tuple[str, ...]:
-    return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
-
-
-def compile_faq(doc: LocatedDoc, registry: Registry) -> tuple[FaqIndex, list[Diagnostic]]:
-    """Compile stage ``faq``: a loaded ``faq.yaml`` becomes a ``FaqIndex``.
-
-    Beyond the schema (whose problems are reported by the loader; entries it rejects are left
-    out here): an id defined twice (CH330, the second is dropped), and a question or alternate
-    with no searchable word left once punctuation and stop words are gone (CH331, a warning: no
-    query can match it). ``registry`` is unused; every stage takes it.
-    """
-    data = doc.data if isinstance(doc.data, dict) else {}
-    diags: list[Diagnostic] = []
-    raw_min = data.get("min_score")
-    min_score = DEFAULT_MIN_SCORE
-    if isinstance(raw_min, int | float) and not isinstance(raw_min, bool) and 0 <= raw_min <= 1:
-        min_score = float(raw_min)
-    raw_direct = data.get("direct_score")
-    direct = DEFAULT_DIRECT_SCORE
-    if isinstance(raw_direct, int | float) and not isinstance(raw_direct, bool):
-        direct = float(raw_direct) if 0 <= raw_direct <= 1 else direct
-    items = data.get("entries")
-    seen: dict[str, int] = {}
-    entries: list[FaqEntry] = []
-    for i, item in enumerate(items if isinstance(items, list) else []):
-        if not isinstance(item, dict):
-            continue
-        fid, question, answer = item.get("id"), item.get("question"), item.get("answer")
-        if not (isinstance(fid, str) and isinstance(question, str) and isinstance(answer, str)):
-            continue  # the schema reported it
-        if fid in seen:
-            diags.append(
-                error(
-                    "CH330",
-                    f"FAQ id '{fid}' is defined twice",
-                    doc.loc(("entries", i, "id")),
-                    f"the first is item {seen[fid] + 1} of 'entries'; rename one",
-                )
-            )
-            continue
-        seen[fid] = i
-        alternates = _strs(item.get("alternates"))
-        for ptr, text, what in (
-            (("entries", i, "question"), question, "the question"),
-            *(
-                (("entries", i, "alternates", j), alt, f"alternate {j + 1}")
-                for j, alt in enumerate(alternates)
-            ),
-        ):
-            if not tokenize(text):
-                diags.append(
-                    warning(
-                        "CH331",
-                        f"{what} of FAQ '{fid}' has no searchable words: no query can match it",
-                        doc.loc(ptr),
-                        "punctuation and words such as 怎么, 哪些, 吗 are not searched; "
-                        "say what it is about (退货, 补贴政策, SKU-A100)",
-                    )
-                )
-        entries.append(
-            FaqEntry(
-                id=fid,
-                question=question,
-                answer=answer,
-                alternates=alternates,
-                skills=frozenset(_strs(item.get("skills"))),
-                location=doc.loc(("entries", i)),
-            )
-        )
-    return FaqIndex.build(entries, min_score, direct), diags

@@ -102,7 +102,7 @@ class Lifecycle:
     merge_count: int = 5  # this many similar questions ...
     merge_days: int = 30  # ... within this many days become one tag
     # cosine at which two questions are the same question; None: the embedder's calibrated
-    # threshold (charter.memory.narrative_lifecycle.MERGE_SIMILARITY)
+    # threshold (charter.memory.narrative.lifecycle.MERGE_SIMILARITY)
     merge_similarity: float | None = None
     deprecate_on: tuple[str, ...] = ("我懂了", "这个我会了", "这个问题我懂了")
     hot_days: int = 7

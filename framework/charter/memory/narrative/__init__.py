@@ -6,10 +6,10 @@ Isolation is structural, as in the fact channel: every method that reaches a sum
 *prefilter* (LanceDB filters before it ranks, through a BTree index on the column), so another
 user's rows are never even candidates. Domain scope and consent are part of the same filter;
 role visibility is checked on each row returned. Only ``active`` rows still valid are
-searched, whether or not the lifecycle jobs (``narrative_lifecycle``) have run; age is no
+searched, whether or not the lifecycle jobs (``lifecycle``) have run; age is no
 filter: a warm row is searched until the lifecycle archives it.
 
-Search is exact and relevance-first (``charter.memory.recall``): one prefiltered scan brings
+Search is exact and relevance-first (``recall``): one prefiltered scan brings
 the user's rows with their texts and vectors (a user has hundreds of summaries, not
 millions); the cosine of every row and BM25 over their words are fused, and the result is
 multiplied by a bounded recency boost (``MemoryPolicy.boost``: at most × 1.02 by default), so
@@ -40,17 +40,17 @@ import numpy as np
 
 from charter.compile.specs.memory import MemoryPolicy
 from charter.contracts.models import Embedder
-from charter.memory import recall
-from charter.memory.facts_access import audit_row, privileged_refusal, require_user
-from charter.memory.narrative_admin import NarrativeAdmin
-from charter.memory.narrative_rows import (
+from charter.memory.facts.access import audit_row, privileged_refusal, require_user
+from charter.memory.narrative import recall
+from charter.memory.narrative.admin import NarrativeAdmin
+from charter.memory.narrative.recall import Hit
+from charter.memory.narrative.rows import (
     COLUMNS,
     TABLE,
     epoch,
     quote,
     to_summary,
 )
-from charter.memory.recall import Hit
 from charter.memory.records import Accessor, PreparedSummary, Summary
 from charter.store.clock import Clock, utcnow
 
@@ -251,7 +251,7 @@ class NarrativeStore(NarrativeAdmin):
         """The user's summaries most relevant to ``query``, best first.
 
         A text is embedded as a question and also cut into words: BM25 over the user's rows
-        and cosine similarity are fused (``charter.memory.recall``); a vector has only its
+        and cosine similarity are fused (``recall``); a vector has only its
         similarity (scaled as in the fusion, so the boost weighs the same). For a text the
         gate is on the question: when its best row is at least ``min_score`` similar or
         shares enough of its words, the ``limit`` most relevant rows are returned, restated

@@ -106,7 +106,7 @@ from typing import Any, Literal
 import numpy as np
 
 from charter.compile.specs.memory import MemoryPolicy
-from charter.memory.narrative_rows import to_summary
+from charter.memory.narrative.rows import to_summary
 from charter.memory.records import Summary
 from charter.text.tokens import K1, B, Tokens, idf, tokenize
 

@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 
 from charter.compile.specs.memory import MemoryPolicy
-from charter.memory.facts_access import audit_row, require_user, system_row
+from charter.memory.facts.access import audit_row, require_user, system_row
 from charter.memory.narrative import NarrativeStore
-from charter.memory.narrative_rows import COLUMNS, epoch, quote
+from charter.memory.narrative.rows import COLUMNS, epoch, quote
 from charter.memory.records import Accessor, Summary
 
 _DAY = 86400.0

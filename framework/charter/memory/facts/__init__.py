@@ -5,7 +5,7 @@ every statement it runs carries ``user_id = :uid`` bound to ``accessor.user_id``
 method that reads a fact without a user. The maintenance methods (``expire``, ``decay``,
 ``archive_cold``) work across users but return counts only, never a memory.
 
-Writing (``write``) follows ``facts_access.resolve``: a new key is inserted; the same value
+Writing (``write``) follows ``access.resolve``: a new key is inserted; the same value
 refreshes the held row; a different value supersedes the held row (old row ``superseded`` with
 ``valid_until`` now, new row with ``supersedes``, one transaction, history kept) unless a guess
 contradicts a confirmed fact, in which case the guess is stored ``contradicted`` next to it.
@@ -19,7 +19,7 @@ and audited as denied; each row returned is audited as read and counts as a use
 (``access_count`` + 1, ``last_used_at``, weight back to 1, tier hot), in the read's transaction.
 
 Privacy (``list_facts``, ``export``, ``forget``, ``audit_trail``) lives in
-``facts_privacy.py``, the lifecycle in ``facts_lifecycle.py``; this class delegates to them.
+``privacy.py``, the lifecycle in ``lifecycle.py``; this class delegates to them.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from charter.compile.specs.memory import MemoryPolicy
-from charter.memory import facts_lifecycle, facts_privacy
-from charter.memory import facts_sql as S
-from charter.memory.facts_access import (
+from charter.memory.facts import lifecycle, privacy
+from charter.memory.facts import sql as S
+from charter.memory.facts.access import (
     audit_row,
     change_refusal,
     denied,
@@ -47,9 +47,9 @@ from charter.memory.facts_access import (
     stronger,
     write_refusal,
 )
-from charter.memory.facts_migrations import COMPONENT, MEMORY_MIGRATIONS
+from charter.memory.facts.migrations import COMPONENT, MEMORY_MIGRATIONS
+from charter.memory.facts.tables import AuditEntry, fact_from_row
 from charter.memory.records import Accessor, Fact, PreparedFact
-from charter.memory.tables import AuditEntry, fact_from_row
 from charter.store.clock import Clock, as_utc, new_id, utcnow
 from charter.store.migrations import MigratedStore, transaction
 from charter.store.prepared import Prepared
@@ -121,7 +121,7 @@ class FactStore(MigratedStore):
     # ---- writing -------------------------------------------------------------------------
 
     def write(self, accessor: Accessor, fact: PreparedFact) -> Fact:
-        """Store ``fact`` for the accessor's user (see ``facts_access.resolve`` for what it does
+        """Store ``fact`` for the accessor's user (see ``access.resolve`` for what it does
         to the fact already held for its key) and return the row that now holds its value: the
         new row, or the refreshed one. A fact the pipeline left without ``valid_until`` gets
         its type's validity from the policy. Raises PermissionError (after auditing the
@@ -331,38 +331,36 @@ class FactStore(MigratedStore):
             self._sql.audit.run_many(conn, audit)
         return out
 
-    # ---- privacy (facts_privacy.py) ------------------------------------------------------
+    # ---- privacy (privacy.py) ------------------------------------------------------------
 
     def list_facts(self, accessor: Accessor, *, history: bool = False) -> list[Fact]:
         """Privileged: the user's active facts by key (every row, oldest first, with
         ``history``), values as stored; not a use (access counts do not change)."""
-        return facts_privacy.list_facts(self._engine, accessor, self._now(), history=history)
+        return privacy.list_facts(self._engine, accessor, self._now(), history=history)
 
     def export(self, accessor: Accessor) -> dict[str, Any]:
         """Privileged: every fact of the user in every status, values as stored, and the audit
-        trail, as JSON-ready data (``facts_privacy.export``)."""
-        return facts_privacy.export(self._engine, accessor, self._now())
+        trail, as JSON-ready data (``privacy.export``)."""
+        return privacy.export(self._engine, accessor, self._now())
 
     def forget(self, accessor: Accessor) -> int:
         """Privileged: delete every fact and audit row of the user; return the facts deleted."""
-        return facts_privacy.forget(self._engine, accessor, self._now())
+        return privacy.forget(self._engine, accessor, self._now())
 
     def audit_trail(self, accessor: Accessor) -> list[AuditEntry]:
         """Privileged: the user's audit rows, oldest first (this reading is audited too)."""
-        return facts_privacy.audit_trail(self._engine, accessor, self._now())
+        return privacy.audit_trail(self._engine, accessor, self._now())
 
-    # ---- lifecycle (facts_lifecycle.py): counts only, never a memory ---------------------
+    # ---- lifecycle (lifecycle.py): counts only, never a memory ---------------------------
 
     def expire(self, now: datetime | None = None) -> int:
         """Mark outlived active facts expired; how many."""
-        return facts_lifecycle.expire(self._engine, as_utc(now or self._clock()))
+        return lifecycle.expire(self._engine, as_utc(now or self._clock()))
 
     def decay(self, now: datetime | None = None) -> int:
         """Set active facts' weights for their idle time; how many changed."""
-        return facts_lifecycle.decay(self._engine, self._policy, as_utc(now or self._clock()))
+        return lifecycle.decay(self._engine, self._policy, as_utc(now or self._clock()))
 
     def archive_cold(self, now: datetime | None = None) -> int:
         """Re-tier by idle age and archive active facts gone cold; how many were archived."""
-        return facts_lifecycle.archive_cold(
-            self._engine, self._policy, as_utc(now or self._clock())
-        )
+        return lifecycle.archive_cold(self._engine, self._policy, as_utc(now or self._clock()))

@@ -1,7 +1,7 @@
 """The fact channel's data: its tables as SQLModel classes (what queries use), the rows turned
 into the frozen values the store hands out, and the audit entry.
 
-The DDL that creates them lives in ``facts_migrations.py`` as frozen snapshots, one per schema
+The DDL that creates them lives in ``migrations.py`` as frozen snapshots, one per schema
 version; ``tests/unit/memory/test_facts_schema.py`` checks that the migrated schema equals these
 classes, so a change here without a migration fails the tests.
 

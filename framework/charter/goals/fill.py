@@ -17,9 +17,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from charter.agent.parts import Parts
-from charter.compile.specs.goals import SlotSpec
-from charter.contracts.models import Message
+from charter.compile.specs.goals import GoalsSpec, SlotSpec
+from charter.contracts.models import LLM, Message
 from charter.goals.tables import Goal
 
 SYSTEM = "你从用户的话里读出办理业务需要的参数，只输出一个JSON对象；读不出的参数写null。"
@@ -35,8 +34,11 @@ class Filled:
         return {"filled": self.values, "model_calls": self.asked, "answers": self.answers}
 
 
-def missing_model_slots(p: Parts, goal: Goal, slots: Mapping[str, Any]) -> list[SlotSpec]:
-    intent = p.pack.goals.intent(goal.intent) if p.pack.goals is not None else None
+def missing_model_slots(
+    spec: GoalsSpec | None, goal: Goal, slots: Mapping[str, Any]
+) -> list[SlotSpec]:
+    """The goal's ``model`` slots that still have no value."""
+    intent = spec.intent(goal.intent) if spec is not None else None
     if intent is None:
         return []
     return [s for s in intent.slots if s.model and slots.get(s.name) in (None, "", [])]
@@ -98,7 +100,8 @@ def _numeric(text: str) -> bool:
 
 
 def fill(
-    p: Parts,
+    llm: LLM,
+    spec: GoalsSpec | None,
     text: str,
     goals: Sequence[Goal],
     slots: Mapping[str, Mapping[str, Any]],
@@ -110,16 +113,16 @@ def fill(
     the goal's context (and complete a pending goal) by the caller."""
     out = Filled()
     for goal in goals:
-        wanted = missing_model_slots(p, goal, slots.get(goal.id, {}))
+        wanted = missing_model_slots(spec, goal, slots.get(goal.id, {}))
         if not wanted:
             continue
         messages = request(text, wanted, now)
         try:
-            done = p.llm.generate(
+            done = llm.generate(
                 messages, max_tokens=max_tokens, temperature=0.0, grammar=grammar(wanted)
             )
         except NotImplementedError:  # a backend without grammars reads the same request
-            done = p.llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
+            done = llm.generate(messages, max_tokens=max_tokens, temperature=0.0)
         out.asked += 1
         out.answers.append(done.text)
         found = parse(done.text, wanted)

@@ -23,10 +23,10 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
 from charter.compile.specs.memory import MemoryPolicy
-from charter.memory.facts_access import system_row
-from charter.memory.tables import IS_ACTIVE
-from charter.memory.tables import MEMORY_AUDIT as A
-from charter.memory.tables import MEMORY_FACT as F
+from charter.memory.facts.access import system_row
+from charter.memory.facts.tables import IS_ACTIVE
+from charter.memory.facts.tables import MEMORY_AUDIT as A
+from charter.memory.facts.tables import MEMORY_FACT as F
 from charter.store.clock import as_utc
 from charter.store.migrations import transaction
 

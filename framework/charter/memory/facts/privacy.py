@@ -1,6 +1,6 @@
 """The user's rights over the fact channel: see everything held about them (``list_facts``,
 ``export``, ``audit_trail``) and be forgotten (``forget``). All four are privileged
-(``facts_access.PRIVILEGED_ROLES``: the user themself or an operator), scoped to the accessor's
+(``access.PRIVILEGED_ROLES``: the user themself or an operator), scoped to the accessor's
 user like every other statement of the store, and audited.
 
 What ``forget`` leaves behind: nothing with the user's id. Every fact row and every audit row of
@@ -20,11 +20,11 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
-from charter.memory.facts_access import audit_row, denied, privileged_refusal, require_user
+from charter.memory.facts.access import audit_row, denied, privileged_refusal, require_user
+from charter.memory.facts.tables import IS_ACTIVE, AuditEntry, fact_from_row, iso
+from charter.memory.facts.tables import MEMORY_AUDIT as A
+from charter.memory.facts.tables import MEMORY_FACT as F
 from charter.memory.records import Accessor, Fact
-from charter.memory.tables import IS_ACTIVE, AuditEntry, fact_from_row, iso
-from charter.memory.tables import MEMORY_AUDIT as A
-from charter.memory.tables import MEMORY_FACT as F
 from charter.store.migrations import transaction
 
 EXPORT_FORMAT = "charter-memory-export/1"

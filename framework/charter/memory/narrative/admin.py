@@ -10,9 +10,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from charter.memory.facts_access import audit_row
-from charter.memory.facts_privacy import user_hash
-from charter.memory.narrative_rows import TABLE, quote, to_summary
+from charter.memory.facts.access import audit_row
+from charter.memory.facts.privacy import user_hash
+from charter.memory.narrative.rows import TABLE, quote, to_summary
 from charter.memory.records import Accessor, Summary
 
 

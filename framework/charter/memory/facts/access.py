@@ -32,8 +32,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from charter.compile.specs.memory import MemoryPolicy
+from charter.memory.facts.tables import Action
 from charter.memory.records import Accessor, PreparedFact, Source
-from charter.memory.tables import Action
 
 PRIVILEGED_ROLES = frozenset({"user", "admin"})
 # the order in which a source is trusted; the first two are facts the user or a system of

@@ -2,7 +2,7 @@
 that touches ``memory_fact`` or ``memory_audit`` for a user carries ``user_id = :uid``.
 
 The statements every read runs are compiled per store into ``ReadStatements`` and executed
-through ``facts_prepared.Prepared``; the rest go through SQLAlchemy as usual.
+through ``charter.store.prepared.Prepared``; the rest go through SQLAlchemy as usual.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Dialect
 
-from charter.memory.tables import IS_ACTIVE
-from charter.memory.tables import MEMORY_AUDIT as A
-from charter.memory.tables import MEMORY_FACT as F
+from charter.memory.facts.tables import IS_ACTIVE
+from charter.memory.facts.tables import MEMORY_AUDIT as A
+from charter.memory.facts.tables import MEMORY_FACT as F
 from charter.store.prepared import Prepared
 
 UID: sa.BindParameter[str] = sa.bindparam("uid")

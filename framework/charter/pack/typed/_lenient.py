@@ -25,7 +25,8 @@ class DocModel(BaseModel):
     properties are errors there), so the model has no field for them; it is frozen like every
     other compiled value."""
 
-    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+    # built on first use: a warm `charter validate` reads two of these models, not fifty
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True, defer_build=True)
 
     @classmethod
     def read(cls: type[M], value: Any) -> M:

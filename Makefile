@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: demo test lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-load bench-recall bench-validate bench-startup install clean
+.PHONY: demo test test-fast test-durations lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-load bench-recall bench-validate bench-startup install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,10 +35,25 @@ typecheck: $(STAMP)
 	$(BIN)/mypy framework/charter plugins/charter-zh/charter_zh plugins/charter-skills/charter_skills \
 		plugins/charter-llamacpp/charter_llamacpp
 
+# The suite runs on every core (pytest-xdist; the work-stealing scheduler keeps both cores busy
+# to the end). Two tiers: `slow` (sweeps, fuzz at full size, pip/pre-commit environments, the
+# browser, benchmark smoke) and the rest. `make test` runs both with the `ci` Hypothesis profile
+# and prints the 30 slowest tests and the time per directory; `make test-fast` is the inner
+# loop: the default tier, a tenth of the Hypothesis examples. docs/testing.md says where a new
+# slow test goes.
+PYTEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal
+
 pytest: $(STAMP)
-	$(BIN)/python -m pytest
+	$(PYTEST) --durations=30
 
 test: lint typecheck pytest
+
+test-fast: $(STAMP)
+	$(PYTEST) -m "not slow" --hypothesis-profile=dev
+
+test-durations: $(STAMP)
+	$(PYTEST) --durations=30 -q
 
 bench: bench-check bench-goals bench-memory bench-skills bench-turn
 

@@ -1,6 +1,7 @@
 """Shared helpers for the acceptance tests: run the ``charter`` CLI as a user would.
 
-Everything is a fixture, so test modules never import this file (``tests/`` has no packages):
+Everything is a fixture, so test modules never import this file (what they share besides
+fixtures is in ``tests/support``):
 
 * ``run_cli(*args, stdin=None)`` calls ``charter.cli.main.main([...])`` in-process (fast) and
   reads what it printed through pytest's ``capsys``;
@@ -14,23 +15,19 @@ with the repository root as the working directory (so ``--domain finance`` resol
 
 from __future__ import annotations
 
-import contextlib
 import io
 import os
-import shutil
 import subprocess
 import sys
-import time
-import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from charter.cli.main import main
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.console import charter_executable
+from tests.support.paths import ROOT
 
 
 @dataclass(frozen=True)
@@ -77,17 +74,6 @@ def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch)
     return run
 
 
-def charter_executable() -> Path:
-    """The ``charter`` console script installed next to the running interpreter."""
-    candidate = Path(sys.executable).with_name("charter")
-    if candidate.is_file():
-        return candidate
-    found = shutil.which("charter")
-    if found is None:
-        pytest.fail("the charter console script is not installed")
-    return Path(found)
-
-
 @pytest.fixture
 def run_console_script(charter_cache_dir: Path) -> RunCli:
     """``run_console_script("check", ..., stdin=None, cwd=ROOT)``: the installed command.
@@ -116,36 +102,3 @@ def run_console_script(charter_cache_dir: Path) -> RunCli:
         return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
     return run
-
-
-@contextlib.contextmanager
-def serving(cwd: Path, env: Mapping[str, str], url: str, log: Path) -> Iterator[None]:
-    """``charter serve`` started in ``cwd`` with ``env`` (its stderr in ``log``), ready at
-    ``url``; terminated on exit. Readiness, not a timed assertion: start-up compiles the pack
-    and migrates the stores, so it may take long on a loaded machine."""
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [str(charter_executable()), "serve"],
-            cwd=cwd,
-            env=dict(env),
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-        )
-    try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"charter serve exited {proc.returncode}:\n{log.read_text('utf-8')}")
-            try:
-                with urllib.request.urlopen(url + "/healthz", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"charter serve did not start:\n{log.read_text('utf-8')}")
-            time.sleep(0.2)
-        yield
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)

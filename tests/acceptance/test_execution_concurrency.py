@@ -52,7 +52,10 @@ from charter.conversations.runner import TEST_MEMORY_KEY
 from charter.goals.store import GoalStore
 from charter.plugins.host import default_host
 from charter.skills.executions import ExecutionLedger
-from tests.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
+
+# slow: threads and processes racing on one transfer (2-6 s each)
+pytestmark = pytest.mark.slow
 
 ROOT = str(Path(__file__).resolve().parents[2])
 THREADS = 16

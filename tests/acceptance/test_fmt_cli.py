@@ -228,6 +228,7 @@ def test_the_command_and_its_options(pack: Path, capsys: Any) -> None:
 # ---- the shipped packs --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # formats every shipped file (about 4 s)
 def test_the_shipped_packs_are_in_the_layout(capsys: Any, monkeypatch: Any) -> None:
     monkeypatch.chdir(ROOT)
     files, _ = find_files([Path("domains"), Path("rulesets")])
@@ -271,6 +272,7 @@ COMPILED = (
 )
 
 
+@pytest.mark.slow  # formats and recompiles every shipped pack (about 12 s)
 def test_formatting_the_shipped_packs_changes_nothing_they_mean(
     tmp_path: Path, capsys: Any, monkeypatch: Any
 ) -> None:

@@ -31,7 +31,7 @@ from charter.llm.scripted import ScriptedLLM
 from charter.memory.facts.privacy import user_hash
 from charter.plugins.host import default_registry
 from charter.serve import create_app
-from tests.unit.serve.helpers import KEY, ROOT, TestClient, auth, serve_config
+from tests.support.serve import KEY, ROOT, TestClient, auth, serve_config
 
 USERS = ("alice", "bob", "carol")
 # what each user says; the fruit marks their words (no pack text has it)
@@ -170,6 +170,7 @@ def count(url: str, table: str) -> int:
         engine.dispose()
 
 
+@pytest.mark.slow  # three users through every entry point, then every byte searched (about 3 s)
 def test_forget_leaves_nothing_from_any_entry_point(
     deployment: Deployment, run_cli: Callable[..., Any]
 ) -> None:

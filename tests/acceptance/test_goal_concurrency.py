@@ -29,7 +29,7 @@ import pytest
 from charter.compile.specs.goal_states import Status, allowed
 from charter.contracts.events import GoalTransition
 from charter.goals.store import GoalStore
-from tests.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 GOALS = 200
 WORKERS = 16
@@ -191,9 +191,11 @@ def test_sqlite_processes_race_and_each_transition_happens_once(sqlite_url: str)
     check(sqlite_url, run_processes)
 
 
+@pytest.mark.slow  # threads racing over PostgreSQL (about 4 s)
 def test_postgres_threads_race_and_each_transition_happens_once(pg_url: str) -> None:
     check(pg_url, threads)
 
 
+@pytest.mark.slow  # processes racing over PostgreSQL (about 4 s)
 def test_postgres_processes_race_and_each_transition_happens_once(pg_url: str) -> None:
     check(pg_url, run_processes)

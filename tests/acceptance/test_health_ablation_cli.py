@@ -19,6 +19,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 RunCli = Callable[..., Any]
 
 RATES = """\
@@ -73,6 +75,7 @@ MATRIX = {
 CONFIGS = ("base", "memory", "reflection", "skills", "all")
 
 
+@pytest.mark.slow  # plays the ablation conversations six times (about 2 s)
 def test_the_table(run_cli: RunCli) -> None:
     r = run_cli("health", "--ablation", "ablation/")
     assert (r.code, r.err) == (0, "")
@@ -80,6 +83,7 @@ def test_the_table(run_cli: RunCli) -> None:
     assert "!" not in r.out  # no case differs from what its needs predict
 
 
+@pytest.mark.slow  # plays the ablation conversations six times (about 2 s)
 def test_the_json(run_cli: RunCli) -> None:
     r = run_cli("health", "--ablation", "ablation/", "--format", "json")
     assert r.code == 0

@@ -557,6 +557,7 @@ def browser(tmp_path: Path) -> Any:
         driver.quit()
 
 
+@pytest.mark.slow  # the browser: headless Chromium
 def test_the_html_report_in_a_browser(
     run_cli: Run, filled: Filled, tmp_path: Path, browser: Any
 ) -> None:

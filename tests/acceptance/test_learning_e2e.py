@@ -21,7 +21,7 @@ import yaml
 from charter.agent import Agent, AgentOptions
 from charter.learn.log import ReflectionLog
 from charter.llm.scripted import ScriptedLLM
-from tests.cli_run import runner
+from tests.support.cli import runner
 
 ROOT = Path(__file__).parents[2]
 KEY = base64.b64encode(bytes(range(32))).decode()

@@ -37,7 +37,10 @@ from charter.memory.facts import FactStore
 from charter.memory.ladder import LayeredMemory, Recollection
 from charter.memory.narrative import NarrativeStore
 from charter.memory.records import Accessor, Fact, PreparedFact, PreparedSummary
-from tests.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
+
+# slow: a sweep: 1,000 users written, 300 attacker pairs asking through every step (20 s to 85 s each)
+pytestmark = pytest.mark.slow
 
 USERS = 1000
 PAIRS = 300

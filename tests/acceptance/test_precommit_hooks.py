@@ -41,6 +41,7 @@ from packaging.utils import canonicalize_name
 
 from charter.cli.main import main
 
+# slow: each try-repo builds a fresh environment with pip (about a minute for the two)
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]

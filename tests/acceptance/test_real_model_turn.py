@@ -42,6 +42,7 @@ def plain(tmp_path: Path, domain: str, text: str) -> Reply:
     return reply
 
 
+@pytest.mark.slow  # generates with the bundled model (about 7 s)
 @pytest.mark.parametrize(
     ("domain", "text"),
     [

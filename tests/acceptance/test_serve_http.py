@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import threading
 import time
 import urllib.error
@@ -25,7 +24,11 @@ from typing import Any
 
 import pytest
 
-from tests.acceptance.conftest import ROOT, serving
+from tests.support.console import free_port, serving
+from tests.support.paths import ROOT
+
+# slow: charter serve in a subprocess, 50 users over real HTTP (4-10 s each)
+pytestmark = pytest.mark.slow
 
 KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="  # bytes 0..31, base64
 TOKENS = {"acme": "acme-token-5f1d2c", "globex": "globex-token-9a7e3b"}
@@ -37,12 +40,6 @@ ORDER = re.compile(r"DD\d{12}")
 class Server:
     url: str
     log: Path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def call(server: Server, method: str, path: str, tenant: str, body: Any = None) -> tuple[int, Any]:

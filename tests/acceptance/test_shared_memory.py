@@ -29,9 +29,12 @@ from charter.agent.configured import agent_from_config
 from charter.config import load_config
 from charter.llm.scripted import ScriptedLLM
 from charter.memory.shared import SharedMemory
-from tests.acceptance.conftest import ROOT, serving
-from tests.acceptance.test_serve_http import free_port
-from tests.postgres import fresh_schema
+from tests.support.console import free_port, serving
+from tests.support.paths import ROOT
+from tests.support.postgres import fresh_schema
+
+# slow: agents in several processes and charter serve in a subprocess (3-5 s each)
+pytestmark = pytest.mark.slow
 
 KEY = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="  # bytes 0..31, base64
 MakeAgent = Callable[..., Agent]

@@ -71,6 +71,7 @@ def expected_suites() -> dict[str, int]:
     return out
 
 
+@pytest.mark.slow  # plays the shipped packs' 164 conversations (about 18 s)
 def test_first_party_packs_are_green_and_fully_covered(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -101,6 +102,7 @@ def test_first_party_packs_are_green_and_fully_covered(
     assert prop is not None and prop.get("value") == "100.0"
 
 
+@pytest.mark.slow  # plays the shipped packs' 164 conversations (about 17 s)
 def test_coverage_table(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "test", "domains", "rulesets", "--coverage")
     assert code == 0
@@ -109,6 +111,7 @@ def test_coverage_table(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(row[1:] == ["pass", "✓", "fail", "✓"] for row in table)
 
 
+@pytest.mark.slow  # plays a shipped pack's conversations (about 5 s)
 def test_json_report(capsys: pytest.CaptureFixture[str]) -> None:
     code, out = run(capsys, "test", "domains/medical", "--format", "json")
     doc = json.loads(out)

@@ -34,12 +34,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import lark
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from charter.compile.api import compile_path
@@ -52,6 +52,7 @@ from charter.dsl.parser import DSLSyntaxError, parse_action, parse_expr
 from charter.pack.loader import display_path, load_pack
 from charter.plugins.host import default_registry
 from charter.reflect.engine import VERDICTS, CheckResult, Engine
+from tests.support.hypo import examples
 
 T = TypeVar("T")
 Draw = Callable[[st.SearchStrategy[Any]], Any]
@@ -72,12 +73,23 @@ ORIGINAL: dict[str, str] = {
 
 # ---- settings ---------------------------------------------------------------------------------
 
-_PROFILE = settings.get_profile(os.environ.get("CHARTER_FUZZ_PROFILE", "ci"))
 _SCALE = float(os.environ.get("CHARTER_FUZZ_SCALE", "1"))
+# a mutated pack may be large and slow to generate: neither is a failure of the pipeline
+_QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 
-def fuzz_settings(examples: int) -> settings:
-    return settings(_PROFILE, max_examples=max(1, int(examples * _SCALE)))
+def fuzz_settings(count: int) -> Callable[[T], T]:
+    """The loaded profile (``ci`` or ``dev``, tests/conftest.py) with ``count`` examples,
+    scaled by ``CHARTER_FUZZ_SCALE``; and the ``slow`` marker: fuzz at full size runs in
+    ``make test`` (2,600 examples, about 90 s), not in the inner loop."""
+    chosen = settings(
+        max_examples=max(1, examples(int(count * _SCALE))), suppress_health_check=_QUIET
+    )
+
+    def apply(test: T) -> T:
+        return cast(T, pytest.mark.slow(chosen(test)))  # fuzz at full size
+
+    return apply
 
 
 # ---- shared state, built once per module ------------------------------------------------------

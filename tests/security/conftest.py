@@ -11,7 +11,7 @@ reachable). The client is closed after the test.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -20,59 +20,18 @@ import pytest
 
 from charter.agent import Agent
 from charter.agent.configured import agent_options
-from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.contracts.models import LLM
 from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
-from charter.plugins.host import default_registry
 from charter.serve import create_app
-from tests.postgres import fresh_schema
-from tests.unit.serve.helpers import KEY, ROOT, TOKENS, TestClient, auth, serve_config
-
-__all__ = ["KEY", "ROOT", "TOKENS", "Service", "auth"]
-
-PACKS = ("ecommerce", "finance", "medical")
-
-
-@dataclasses.dataclass
-class Service:
-    """A started client, the database URL behind it and the narrative directory."""
-
-    client: TestClient
-    database_url: str
-    narrative: Path
-    pack: str
-
-    def turn(self, tenant: str, user_id: str, text: str, **extra: Any) -> Any:
-        body = {"user_id": user_id, "text": text, **extra}
-        return self.client.post("/v1/turns", json=body, headers=auth(tenant))
-
-
-MakeService = Callable[..., Service]
-
-
-@pytest.fixture(scope="session")
-def registry() -> Registry:
-    reg, diags = default_registry()
-    assert not diags, diags
-    return reg
-
-
-@pytest.fixture(scope="session")
-def packs(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> dict[str, CompiledPack]:
-    cache = tmp_path_factory.mktemp("charter-cache")
-    out: dict[str, CompiledPack] = {}
-    for name in PACKS:
-        pack, diags = compile_path(ROOT / "domains" / name, registry, cache_dir=cache)
-        assert pack is not None, diags
-        out[name] = pack
-    return out
+from tests.support.postgres import fresh_schema
+from tests.support.serve import KEY, ROOT, MakeService, Service, TestClient, serve_config
 
 
 @pytest.fixture
 def service(
-    tmp_path: Path, packs: dict[str, CompiledPack], registry: Registry
+    tmp_path: Path, shipped_packs: Mapping[str, CompiledPack], registry: Registry
 ) -> Iterator[MakeService]:
     stack = ExitStack()
     made = 0
@@ -98,7 +57,7 @@ def service(
         def agent() -> Agent:
             model = llm if llm is not None else ScriptedLLM(default="好的")
             return Agent.from_pack(
-                packs[pack],
+                shipped_packs[pack],
                 llm=model,
                 database_url=url,
                 memory_key=KEY,

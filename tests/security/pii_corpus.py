@@ -9,9 +9,12 @@ removed, so a value stored as ``6222 0268 …`` or ``6222026…`` is caught alik
 
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass
+from typing import Any
 
+import ahocorasick
 from stdnum import luhn
 from stdnum.cn import ric
 
@@ -159,14 +162,30 @@ def corpus(seed: int = 16) -> tuple[Statement, ...]:
 def leaked(haystack: str, statements: tuple[Statement, ...]) -> list[Statement]:
     """The statements whose value is in ``haystack``: as written, or with its separators
     removed (the haystack's own separators and full-width digits folded first)."""
+    written, keys = _automata(statements)
     folded = _fold(haystack)
     squeezed = "".join(ch for ch in folded if ch not in " -.\u3000")
-    found = []
-    for s in statements:
+    hits: set[int] = set()
+    for automaton, text in ((written, haystack), (keys, folded), (keys, squeezed)):
+        for _, found in automaton.iter(text):
+            hits.update(found)
+    return [s for i, s in enumerate(statements) if i in hits]
+
+
+@functools.cache
+def _automata(statements: tuple[Statement, ...]) -> tuple[Any, Any]:
+    """One Aho-Corasick automaton of the values as written, one of the keys (digits, or an
+    address's street): a haystack is read once, not once per statement (a sweep searches
+    thousands of rows for hundreds of statements)."""
+    written, keys = ahocorasick.Automaton(), ahocorasick.Automaton()
+    for i, s in enumerate(statements):
         key = s.digits if s.kind != "address" else _street(s.digits)
-        if s.value in haystack or key in folded or key in squeezed:
-            found.append(s)
-    return found
+        for automaton, word in ((written, s.value), (keys, key)):
+            found = automaton.get(word, ())
+            automaton.add_word(word, (*found, i))
+    written.make_automaton()
+    keys.make_automaton()
+    return written, keys
 
 
 def _street(address: str) -> str:

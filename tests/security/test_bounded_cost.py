@@ -35,8 +35,7 @@ from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
 from charter.memory.embedders import MAX_TOKENS
 from charter.serve import create_app
-from tests.security.conftest import KEY, ROOT, MakeService, auth
-from tests.unit.serve.helpers import TestClient, serve_config
+from tests.support.serve import KEY, ROOT, MakeService, TestClient, auth, serve_config
 
 LONG_TURN = "😀" * 4000  # serve's MAX_TEXT, one token per character
 
@@ -44,6 +43,7 @@ LONG_TURN = "😀" * 4000  # serve's MAX_TEXT, one token per character
 # ---- 7 ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # embeds long texts with the model (about 3 s)
 def test_7_a_4000_character_turn_embeds_at_most_512_tokens(
     service: MakeService, monkeypatch: pytest.MonkeyPatch
 ) -> None:

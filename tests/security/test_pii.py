@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.security.conftest import MakeService, Service, auth
 from tests.security.pii_corpus import corpus, leaked
 from tests.security.scan import database_text
+from tests.support.serve import MakeService, Service, auth
 
 CARD = "6222026815398387"
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.security.conftest import MakeService, Service
 from tests.security.scan import database_text, directory_text, lance_text
+from tests.support.serve import MakeService, Service
 
 TYPO_ID = "110101199003071234"  # the check character of 11010119900307123 is X, not 4
 WIDE_MOBILE = "１３８１２３４５６７８"

@@ -18,20 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from charter.contracts.registry import Registry
 from charter.llm.errors import LLMError
 from charter.llm.openai import OpenAIChat, OpenAIOptions
-from charter.plugins.host import default_registry
-from tests.cli_run import RunCharter, runner
-from tests.security.conftest import MakeService, auth
+from tests.support.cli import RunCharter, runner
+from tests.support.serve import MakeService, auth
 from tests.unit.llm.fake_server import FakeServer, Reply
-
-
-@pytest.fixture(scope="session")
-def registry() -> Registry:
-    reg, diags = default_registry()
-    assert not diags, diags
-    return reg
 
 
 @pytest.fixture

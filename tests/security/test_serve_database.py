@@ -30,10 +30,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.pool import Pool
 
-from charter.contracts.registry import Registry
-from charter.plugins.host import default_registry
-from tests.postgres import PG_URL, postgres_problem
-from tests.security.conftest import KEY, ROOT, Service, auth
+from tests.support.postgres import PG_URL, postgres_problem
+from tests.support.serve import KEY, ROOT, Service, auth
 
 TEXT = "帮我查一下订单DD202405010001"
 READ_ONLY = {
@@ -45,13 +43,6 @@ LOCKED = {
     "code": "database_unavailable",
     "message": "the database is locked by another writer; retry later",
 }
-
-
-@pytest.fixture(scope="session")
-def registry() -> Registry:
-    reg, diags = default_registry()
-    assert not diags, diags
-    return reg
 
 
 @contextmanager
@@ -122,6 +113,7 @@ def test_11_a_read_only_database(
     assert server_errors(caplog) == []
 
 
+@pytest.mark.slow  # waits out SQLite's 5 s busy timeout twice
 def test_11_a_locked_database(
     service: Callable[..., Service], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -16,7 +16,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -33,9 +33,8 @@ from charter.llm.scripted import ScriptedLLM
 from charter.plugins.host import default_registry
 from charter.serve import create_app, views
 from charter.serve.logs import JsonFormatter
-from tests.security.conftest import KEY, Service, auth
 from tests.security.live import exchange, live_server
-from tests.unit.serve.helpers import TOKENS, TestClient, serve_config
+from tests.support.serve import KEY, TOKENS, Service, TestClient, auth, serve_config
 
 USER, SESSION = "u-5f1d2c", "s-77ab31"
 TEXT = "帮我查一下订单DD202405010001"
@@ -193,7 +192,7 @@ def test_10_head_healthz(service: Callable[..., Service]) -> None:
 
 @pytest.fixture
 def impatient(
-    tmp_path: Path, packs: dict[str, CompiledPack], registry: Registry
+    tmp_path: Path, shipped_packs: Mapping[str, CompiledPack], registry: Registry
 ) -> Iterator[tuple[FastAPI, TestClient]]:
     """A service whose bodies must arrive within ``BODY_TIMEOUT_S``, and its started client."""
     url = f"sqlite:///{tmp_path / 'impatient.db'}"
@@ -201,7 +200,7 @@ def impatient(
 
     def agent() -> Agent:
         return Agent.from_pack(
-            packs["ecommerce"],
+            shipped_packs["ecommerce"],
             llm=ScriptedLLM(default="好的"),
             database_url=url,
             memory_key=KEY,
@@ -225,6 +224,7 @@ def head(method: str, path: str, length: int, *, close: bool = True) -> bytes:
     ).encode()
 
 
+@pytest.mark.slow  # a real uvicorn, and waits out the body timeout
 def test_10_over_a_real_connection(
     impatient: tuple[FastAPI, TestClient], caplog: pytest.LogCaptureFixture
 ) -> None:

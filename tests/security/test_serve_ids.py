@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 from charter.contracts.registry import Registry
 from charter.plugins.host import default_registry
 from charter.serve.ids import user_id_problem
-from tests.security.conftest import Service, auth
+from tests.support.hypo import examples as scaled
+from tests.support.serve import Service, auth
 
 TEXT = "帮我查一下订单DD202405010001"
 # ids that once broke routing or storage, next to arbitrary text
@@ -101,6 +102,7 @@ def reachable_then_forgotten(svc: Service, user_id: str) -> None:
     assert client.get("/v1/traces", params={"user_id": user_id}, headers=h).status_code == 404
 
 
+@pytest.mark.slow  # 60 generated ids, each a turn and a forget over HTTP
 @pytest.mark.parametrize(("backend", "examples"), [("sqlite", 40), ("postgres", 20)])
 def test_6_every_accepted_user_id_is_reachable_and_forgettable(
     service: Callable[..., Service], backend: str, examples: int
@@ -108,7 +110,7 @@ def test_6_every_accepted_user_id_is_reachable_and_forgettable(
     svc = service(backend)
 
     @settings(
-        max_examples=examples,
+        max_examples=scaled(examples),
         deadline=None,
         derandomize=True,
         database=None,
@@ -154,6 +156,7 @@ def test_6_ids_a_path_cannot_carry_are_refused_wherever_they_arrive(
     assert svc.client.get("/v1/traces", headers=h).json() == {"traces": []}
 
 
+@pytest.mark.slow  # a tenant's users written and forgotten through the service (2-6 s)
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_6_a_full_forget_of_a_tenant_leaves_no_trace(
     service: Callable[..., Service], backend: str

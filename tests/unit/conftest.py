@@ -1,4 +1,4 @@
-"""Helpers shared by unit tests: compile a rules.yaml text into an Engine."""
+"""Fixtures of the unit tests: compile a rules.yaml text into a pack or an Engine."""
 
 from __future__ import annotations
 
@@ -11,27 +11,8 @@ from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic
-from charter.plugins.host import default_registry
 from charter.reflect.engine import Engine
-from tests.cli_run import RunCharter, runner
-
-PACK_YAML = "name: unit\nversion: 0.1.0\n"
-
-
-@pytest.fixture
-def charter(capsys: pytest.CaptureFixture[str]) -> RunCharter:
-    """``charter("memory", "list", ...)`` → ``Run(code, out, err)``."""
-    return runner(capsys)
-
-
-@pytest.fixture(scope="session")
-def registry() -> Registry:
-    reg, diags = default_registry()
-    assert not diags, diags
-    return reg
-
-
-CompileText = Callable[[str], tuple[CompiledPack | None, list[Diagnostic]]]
+from tests.support.rules import PACK_YAML, CompileText
 
 
 @pytest.fixture
@@ -56,14 +37,3 @@ def engine_for(compile_rules: CompileText, registry: Registry) -> Callable[[str]
         return Engine(pack, registry)
 
     return make
-
-
-def one_rule(check: str, *, when: str | None = None, on_fail: str = "retry") -> str:
-    """A rules.yaml with a single rule ``r``; the expression is YAML-quoted safely."""
-    import json
-
-    lines = ["rules:", "  - id: r", "    describe: r", f"    check: {json.dumps(check)}"]
-    if when is not None:
-        lines.append(f"    when: {json.dumps(when)}")
-    lines.append(f"    on_fail: {json.dumps(on_fail)}")
-    return "\n".join(lines) + "\n"

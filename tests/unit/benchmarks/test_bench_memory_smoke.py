@@ -12,6 +12,9 @@ import pytest
 
 from tests.unit.benchmarks.smoke import check_lines, run_quick
 
+# slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 EXPECTED_LINES = (
     "Charter fact store benchmark: lookup by (user, key) among 5,000 facts (100 users x 50 "

@@ -14,6 +14,9 @@ import pytest
 
 from tests.unit.benchmarks.smoke import check_lines, run_quick
 
+# slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 EXPECTED_LINES = (
     "recall on long histories: 2 users x 60 summaries over a year (",

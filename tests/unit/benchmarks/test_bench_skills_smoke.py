@@ -13,6 +13,9 @@ import pytest
 
 from tests.unit.benchmarks.smoke import run_quick
 
+# slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 EXPECTED_LINES = (
     "Charter skill guard benchmark: policy_search (finance), 200 calls, Python ",

@@ -11,6 +11,9 @@ from types import ModuleType
 
 import pytest
 
+# slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 EXPECTED_LINES = (
     "Charter check benchmark: 8 sample answers",

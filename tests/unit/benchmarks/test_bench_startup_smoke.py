@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.unit.benchmarks.smoke import check_lines, run_quick
+
+# slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
+pytestmark = pytest.mark.slow
 
 EXPECTED_LINES = (
     "charter start-up: whole processes, median of 2 rounds (",

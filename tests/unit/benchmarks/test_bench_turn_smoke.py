@@ -16,6 +16,9 @@ import yaml
 
 from tests.unit.benchmarks.smoke import check_lines, run_quick
 
+# slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT / "benchmarks"
 PACKS = ("finance", "ecommerce", "medical")

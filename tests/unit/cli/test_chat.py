@@ -23,7 +23,7 @@ from charter.agent.reply import ReflectionRecord, Reply
 from charter.cli.chat_render import RichOut, Row, goal_lines, skill_line, turn_rows
 from charter.llm.errors import LLMUnavailable
 from charter.llm.scripted import ScriptedLLM
-from tests.cli_run import Run, RunCharter
+from tests.support.cli import Run, RunCharter
 
 ROOT = Path(__file__).resolve().parents[3]
 KEY = base64.b64encode(bytes(range(32))).decode()

@@ -512,6 +512,7 @@ def recording() -> Iterator[Console]:
     )
 
 
+@pytest.mark.slow  # plays the whole demo (about 2.5 s)
 def test_the_terminal_renderer(registry: Registry, recording: Console) -> None:
     out = RichDemoOut(recording)
     busy: list[str] = []
@@ -541,6 +542,7 @@ def test_the_terminal_renderer(registry: Registry, recording: Console) -> None:
 # ---- the real model ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # generates with the bundled model (about 9 s)
 @pytest.mark.skipif(not HAS_LLAMA_CPP, reason="llama-cpp-python is not installed")
 def test_real_model_demo_exercises_every_feature(registry: Registry) -> None:
     """The demo as ``make demo`` runs it (the bundled Gemma 3 270M through llama.cpp, seed 7):

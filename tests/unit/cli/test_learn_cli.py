@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from charter.learn.log import Evidence, ReflectionLog
-from tests.cli_run import Run, RunCharter
-from tests.unit.learn.test_generalise import write_pack
+from tests.support.cli import Run, RunCharter
+from tests.support.learn import write_pack
 
 ROOT = Path(__file__).resolve().parents[3]
 LEARNING_DOC = ROOT / "docs" / "learning.md"

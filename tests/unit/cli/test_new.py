@@ -356,6 +356,7 @@ def _tool(name: str) -> str:
     return on_path
 
 
+@pytest.mark.slow  # runs ruff and mypy on the scaffold (about 12 s)
 @pytest.mark.parametrize("name", ["acme", "abcdefghij-klmnopqrst-uvwxyz-123"])
 def test_the_scaffolded_python_is_ruff_and_mypy_clean(cli: Cli, name: str) -> None:
     assert cli("new", "plugin", name).code == 0

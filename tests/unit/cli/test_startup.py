@@ -99,6 +99,7 @@ def test_validate_without_faq_imports_no_store_model_or_server(tmp_path: Path) -
     }
 
 
+@pytest.mark.slow  # whole charter processes (about 2.5 s)
 def test_validate_from_the_cache_does_not_load_the_word_cutter(tmp_path: Path) -> None:
     """A pack with a FAQ compiles its index with rjieba; loading it from the cache does not."""
     code = RUN.format(argv=["validate", str(ROOT / "domains" / "ecommerce")])
@@ -106,6 +107,7 @@ def test_validate_from_the_cache_does_not_load_the_word_cutter(tmp_path: Path) -
     assert tops(imported_after(code, tmp_path)) & HEAVY == set()
 
 
+@pytest.mark.slow  # whole charter processes (about 2 s)
 def test_validating_the_shipped_packs_does_not_load_cn2an(tmp_path: Path) -> None:
     """Templates render 大写 amounts and rules read them back (charter_zh.rmb) without cn2an
     and the text-processing package it imports (~0.1 s of every cold validate)."""

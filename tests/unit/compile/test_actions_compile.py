@@ -11,30 +11,7 @@ from pathlib import Path
 import pytest
 
 from charter.contracts.registry import Registry
-from tests.unit.compile.test_skills_compile import Diag, compile_files, with_skills
-
-CONTRACT = """\
-name: pay
-description: 转账
-effect: execute
-input_schema:
-  type: object
-  required: [payee]
-  additionalProperties: false
-  properties:
-    payee: {type: string}
-    half: {enum: [上午, 下午]}
-output_schema:
-  type: object
-  required: [status, summary]
-  properties:
-    status: {enum: [done, rejected]}
-    summary: {type: string}
-constraints:
-  - check: args.payee != "黑名单" or args.half != "下午"
-    message: 不能办理
-    asks: [half]
-"""
+from tests.support.skills_compile import CONTRACT, Diag, compile_files, with_skills
 
 
 def goals(confirm: str = "confirm: true", done: str = 'result.status == "done"') -> str:

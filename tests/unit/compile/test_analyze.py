@@ -402,6 +402,7 @@ def _kind(d: Diagnostic) -> str:
     return "check"
 
 
+@pytest.mark.slow  # compiles generated rule sets (about 5 s)
 def test_generated_rule_sets_report_what_every_pair_reported() -> None:
     kinds: Counter[str] = Counter()
     for seed in range(250):

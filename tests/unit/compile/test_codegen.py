@@ -15,6 +15,7 @@ from charter.compile.codegen import rule_function
 from charter.contracts.registry import Registry
 from charter.dsl.parser import parse_expr
 from charter.reflect.engine import Engine
+from tests.support.hypo import examples
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKS = ["domains/finance", "domains/ecommerce", "domains/medical"]
@@ -55,7 +56,7 @@ def engines(registry: Registry) -> list[Engine]:
     return out
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(data=st.data())
 def test_generated_rules_equal_the_closures(engines: list[Engine], data: st.DataObject) -> None:
     engine = data.draw(st.sampled_from(engines))

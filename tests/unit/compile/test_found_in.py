@@ -29,7 +29,8 @@ from charter.contracts.registry import Registry
 from charter.contracts.rules import Extractor, Item, ValueKind
 from charter.dsl.parser import parse_expr
 from charter.reflect.engine import Engine
-from tests.unit.conftest import CompileText, one_rule
+from tests.support.hypo import examples
+from tests.support.rules import CompileText, one_rule
 
 EVERY_MONEY = "every money in output found in context.g"
 EVERY_DATE = "every date in output found in context.g"
@@ -359,7 +360,7 @@ _ground: st.SearchStrategy[Any] = st.recursive(
 )
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(
     text=_text,
     input=_text,

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import pickle
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -18,68 +16,13 @@ from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.compile.specs.skills import Action, BreakerSpec, Condition, SkillCase, SkillsSpec
 from charter.contracts.registry import Registry
-from charter.diagnostics import Diagnostic, Location, SourceCache, render_text, sort_diagnostics
+from charter.diagnostics import Location, SourceCache, render_text, sort_diagnostics
 from charter.dsl import ast as A
 from charter.skills.runner import SkillRunner
+from tests.support.skills_compile import Diag, compile_files, with_skills, write_pack
 
 ROOT = Path(__file__).resolve().parents[3]
 GOLDEN = ROOT / "tests/fixtures/broken.expected.txt"
-PACK = "name: sk\nversion: 0.1.0\nthresholds:\n  uncertainty: 0.65\n"
-
-
-class Impl:
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.description = name
-
-    def __call__(self, args: Mapping[str, object]) -> object:
-        return {"results": []}
-
-
-def with_skills(registry: Registry, *names: str) -> Registry:
-    return replace(registry, skills={n: Impl(n) for n in names})
-
-
-def write_pack(root: Path, files: Mapping[str, str]) -> Path:
-    files = {"pack.yaml": PACK, **files}
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
-@dataclass(frozen=True)
-class Diag:
-    code: str
-    severity: str
-    message: str
-    where: str  # file:line:col, relative to the pack
-    hint: str
-
-
-def diags_of(root: Path, diags: list[Diagnostic]) -> list[Diag]:
-    prefix = str(root.resolve()) + "/"
-    return [
-        Diag(
-            d.code,
-            d.severity.value,
-            d.message,
-            f"{d.location.path.removeprefix(prefix)}:{d.location.line}:{d.location.col}",
-            d.hint,
-        )
-        for d in sort_diagnostics(diags)
-    ]
-
-
-def compile_files(
-    tmp_path: Path, registry: Registry, files: Mapping[str, str]
-) -> tuple[CompiledPack | None, list[Diag]]:
-    root = write_pack(tmp_path / "pack", files)
-    pack, diags = compile_path(root, registry, cache_dir=None)
-    return pack, diags_of(root, diags)
-
-
 # ---- the broken fixture against the golden file ----------------------------------------------
 
 

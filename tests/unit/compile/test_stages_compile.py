@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from charter.contracts.registry import Registry
-from tests.unit.compile.test_actions_compile import CONTRACT
-from tests.unit.compile.test_skills_compile import compile_files, with_skills
+from tests.support.skills_compile import CONTRACT, compile_files, with_skills
 
 CHECK = """\
 name: check

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_run import Run, RunCharter
+from tests.support.cli import Run, RunCharter
 
 CHARTER_TOML = """\
 [model]

@@ -13,7 +13,7 @@ import pytest
 from charter.config import Config
 from charter.config.settings import PluginSettings, load_settings
 from charter.config.specs import SPECS
-from tests.cli_run import RunCharter
+from tests.support.cli import RunCharter
 from tests.unit.config.helpers import Load, headlines
 
 PROBLEMS = [

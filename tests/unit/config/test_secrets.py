@@ -10,7 +10,7 @@ import pytest
 
 from charter.config import Secret
 from charter.config.show import render_json, render_toml
-from tests.cli_run import RunCharter
+from tests.support.cli import RunCharter
 from tests.unit.config.helpers import Load, headlines
 
 SENTINEL = "S3NT1NEL"

@@ -33,9 +33,20 @@ def transcripts(doc: str) -> list[tuple[str, str, list[str]]]:
 
 
 CASES = transcripts("cli.md")
+# what plays or formats every shipped pack takes seconds to tens of seconds: the slow tier
+SLOW = ("charter test domains", "charter fmt --check domains")
 
 
-@pytest.mark.parametrize(("where", "command", "expected"), CASES, ids=[c[0] for c in CASES])
+def params() -> list[object]:
+    out = []
+    for case in CASES:
+        # slow: playing or formatting every shipped pack (SLOW) takes 4 to 20 s
+        marks = [pytest.mark.slow] if case[1].startswith(SLOW) else []
+        out.append(pytest.param(*case, id=case[0], marks=marks))
+    return out
+
+
+@pytest.mark.parametrize(("where", "command", "expected"), params())
 def test_transcript(
     where: str,
     command: str,
@@ -74,6 +85,7 @@ def test_ci_doc_hooks_exist() -> None:
     assert local["repos"][0]["hooks"][0]["entry"].startswith("charter validate")  # type: ignore[index]
 
 
+@pytest.mark.slow  # validates, tests and formats every shipped pack (about 20 s)
 def test_ci_doc_workflow_commands_pass(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -59,6 +59,7 @@ def test_each_key_shown_is_the_packs(path: str, intents: list[dict[str, Any]]) -
                 assert value == theirs[key], (intent["id"], key)
 
 
+@pytest.mark.slow  # plays a shipped pack's conversations (4-9 s)
 @pytest.mark.parametrize("path", sorted({p for p, _ in FRAGMENTS}))
 def test_the_pack_validates_and_its_tests_pass(
     path: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

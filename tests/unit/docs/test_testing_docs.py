@@ -63,6 +63,7 @@ def test_the_fixture_and_the_page_test_the_same_pack() -> None:
     assert "mode: assisted" in (FIXTURE / "responses.yaml").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # plays the finance pack's conversations (about 6 s)
 def test_the_python_example_runs(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

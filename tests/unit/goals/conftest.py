@@ -5,15 +5,14 @@ schema per test when a server is reachable (``CHARTER_TEST_POSTGRES_URL``, defau
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from charter.contracts.events import GoalTransition
 from charter.goals.store import GoalStore
-from charter.goals.tables import Goal
-from tests.postgres import fresh_schema
+from tests.support.goals import FakeClock
+from tests.support.postgres import fresh_schema
 
 
 @pytest.fixture
@@ -34,30 +33,6 @@ def goal_db_url(request: pytest.FixtureRequest) -> str:
     name = "goal_sqlite_url" if request.param == "sqlite" else "goal_pg_url"
     url: str = request.getfixturevalue(name)
     return url
-
-
-T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
-
-
-class FakeClock:
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-def goal(store: GoalStore, goal_id: str) -> Goal:
-    found = store.get(goal_id)
-    assert found is not None, goal_id
-    return found
-
-
-def status(store: GoalStore, goal_id: str) -> str:
-    return goal(store, goal_id).status
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from rich.cells import cell_len
 
 from charter.goals.store import GoalStore
-from tests.cli_run import Run, RunCharter
+from tests.support.cli import Run, RunCharter
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 

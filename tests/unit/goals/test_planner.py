@@ -16,6 +16,7 @@ from charter.compile.api import compile_path
 from charter.compile.specs.goals import GoalsSpec
 from charter.contracts.registry import Registry
 from charter.goals.planner import OpenGoal, Planner, SessionState, slot_value, state_from
+from tests.support.hypo import examples
 
 ROOT = Path(__file__).resolve().parents[3]
 TRAVEL = ROOT / "tests" / "fixtures" / "goals" / "travel"
@@ -464,7 +465,7 @@ WORDS = [
 WORDS += ["下周二", "明天", "国贸附近", "评分4.5以上", "，", "顺便", "再", "你好"]
 
 
-@settings(max_examples=200, deadline=None, derandomize=True)
+@settings(max_examples=examples(200), deadline=None, derandomize=True)
 @given(parts=st.lists(st.sampled_from(WORDS), max_size=10))
 def test_deterministic_and_within_limits(
     planner: Planner, spec: GoalsSpec, parts: list[str]

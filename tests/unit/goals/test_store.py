@@ -21,7 +21,7 @@ from charter.goals.tables import GOAL_TREE, Goal
 from charter.plugins.hookspecs import hookimpl
 from charter.plugins.host import PluginHost, make_plugin_manager
 from charter.store.prepared import Prepared
-from tests.unit.goals.conftest import T0, FakeClock, goal, status
+from tests.support.goals import T0, FakeClock, goal, status
 
 # pinned here on purpose: a change to states.TRANSITIONS must show up as a failing test
 ALLOWED = {

@@ -16,7 +16,7 @@ from charter.contracts.events import GoalTransition
 from charter.goals.store import GoalStore, TransitionResult
 from charter.goals.sweeper import Sweeper, sweep, timeout_trigger
 from charter.goals.tables import Goal
-from tests.unit.goals.conftest import T0, FakeClock, status
+from tests.support.goals import T0, FakeClock, status
 
 GUARD_S = 30.0  # only against a hang; the test never depends on how long anything takes
 

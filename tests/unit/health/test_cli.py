@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli_run import Run, RunCharter
+from tests.support.cli import Run, RunCharter
 
 ROOT = Path(__file__).resolve().parents[3]
 

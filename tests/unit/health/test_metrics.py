@@ -10,7 +10,7 @@ import pytest
 from charter.compile.specs.learn import Calibration, ParameterMapping, PatchSet, ValueExpr
 from charter.health.metrics import NO_PACK, NOTES, compute
 from charter.health.report import DEFINITIONS, HealthReport
-from tests.unit.health.conftest import D1, World, call
+from tests.support.health import D1, World, call
 
 NOW = D1 + timedelta(days=10)
 DAY = timedelta(days=1)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from charter.learn.log import Evidence, ReflectionLog
-from tests.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 AT = datetime(2024, 4, 1, 10, 22, 5, tzinfo=UTC)
 SEED = (  # seed 001 §3.2's entry

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+# slow: benchmark smoke: generates with the bundled model (about 25 s)
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 EXPECTED_LINES = (
     "LLM generation speed: Gemma 3 270M Q4_K_M, 3 round(s) x max_tokens 32, temperature 0, "

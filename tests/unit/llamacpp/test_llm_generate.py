@@ -198,6 +198,7 @@ def test_logprobs_one_per_token(llm_logprobs: LlamaCppLLM, llm: LlamaCppLLM) -> 
     assert 0.0 <= got.mean_top_entropy <= got.mean_entropy
 
 
+@pytest.mark.slow  # generates twice with the bundled model (about 6 s)
 def test_logprobs_agree_with_llama_cpp_python(llama_cpp: Any, model_path: Path) -> None:
     # a model of its own: after other prompts, llama-cpp-python reuses the cached prefix and
     # evaluates the rest token by token, which moves logits by up to ~1e-2 (bare or not)

@@ -14,7 +14,7 @@ import charter.plugins.host
 from charter.contracts.models import LLMBackend
 from charter.plugins.host import default_registry
 from charter_llamacpp.plugin import BACKEND, LlamaCppBackend
-from tests.cli_run import RunCharter
+from tests.support.cli import RunCharter
 
 
 @pytest.fixture

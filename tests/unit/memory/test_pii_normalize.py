@@ -13,7 +13,8 @@ from charter.memory import pii_heard
 from charter.memory.pii_scan import PiiHandler
 from charter.memory.pipeline import WritePipeline
 from charter.text.unicode_norm import normalize
-from tests.unit.memory.test_pipeline import KEY, POLICY, T0
+from tests.support.memory import KEY, POLICY
+from tests.support.memory import PIPELINE_T0 as T0
 
 TYPO_ID = "110101199003071234"
 

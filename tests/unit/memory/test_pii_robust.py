@@ -19,8 +19,9 @@ from charter.contracts.registry import Registry
 from charter.memory.pii_scan import PiiHandler
 from charter.memory.pipeline import Candidate, WritePipeline
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
+from tests.support.memory import KEY, POLICY
+from tests.support.memory import PIPELINE_T0 as T0
 from tests.unit.memory.pii_corpus import LOOK_ALIKES, POSITIVES, Labelled
-from tests.unit.memory.test_pipeline import KEY, POLICY, T0
 
 NUMBER_KINDS = ("id_card", "bank_card", "phone")
 USER = Accessor("u-17", "agent", consent="app_v3.2")

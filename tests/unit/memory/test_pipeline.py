@@ -8,7 +8,7 @@ import base64
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +21,12 @@ from charter.memory.crypto import DecryptionError, MemoryKeyError
 from charter.memory.pipeline import Candidate, Dropped, WritePipeline, value_score
 from charter.memory.records import Accessor, PreparedFact
 from charter.memory.short_term import ShortTermMemory, SqlShortTermStore
+from tests.support.memory import KEY, POLICY, RULES
+from tests.support.memory import PIPELINE_T0 as T0
 from tests.unit.memory.pii_corpus import CORPUS, Sample
 
-KEY = base64.b64encode(bytes(range(32))).decode()
 OTHER_KEY = base64.b64encode(bytes(range(1, 33))).decode()
-T0 = datetime(2026, 1, 7, 9, 0, tzinfo=UTC)
 USER = Accessor("u-1001", "agent", consent="app_v3.2")
-RULES = {
-    "id_card": PiiRule("id_card", "L3", "redact", "[ID]"),
-    "phone": PiiRule("phone", "L2", "redact", "[PHONE]"),
-    "address": PiiRule("address", "L1", "generalize"),
-    "bank_card": PiiRule("bank_card", "L3", "drop"),
-}
-POLICY = MemoryPolicy(pii=RULES)  # encrypts L2 and L3
 
 
 def pipeline(registry: Registry, policy: MemoryPolicy = POLICY, key: str = KEY) -> WritePipeline:

@@ -24,7 +24,7 @@ from charter.memory.short_term import (
     truncate,
 )
 from charter.store.migrations import make_engine, schema_versions
-from tests.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 T0 = datetime(2026, 1, 7, 9, 0, tzinfo=UTC)
 

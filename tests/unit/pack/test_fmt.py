@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from charter.pack.fmt import FormatError, find_files, format_file, format_yaml, pack_files
 from charter.pack.schema import validate
 from charter.pack.yamlsrc import load_yaml
+from tests.support.hypo import examples
 from tests.unit.pack.relayout import relayout
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -342,7 +343,7 @@ _DOCS = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.dictionaries(_KEYS, _DOCS, min_size=1, max_size=4),
     indent=st.integers(2, 6),

@@ -15,6 +15,7 @@ from charter.diagnostics import Diagnostic, Severity
 from charter.pack import KINDS, load_yaml, schema_for, validate
 from charter.pack.schema import _diagnose
 from charter.pack.yamlsrc import LocatedDoc
+from tests.support.hypo import examples
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -568,7 +569,7 @@ def _walk(doc: LocatedDoc, value: Any, ptr: tuple[str | int, ...]) -> None:
 
 
 @settings(
-    max_examples=300,
+    max_examples=examples(300),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],

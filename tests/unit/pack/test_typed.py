@@ -31,6 +31,7 @@ from charter.pack.typed._lenient import (
     Strs,
     Sub,
 )
+from tests.support.hypo import examples
 
 
 def _models() -> list[type[DocModel]]:
@@ -146,7 +147,7 @@ def _keys(model: type[DocModel]) -> list[str]:
 
 
 @pytest.mark.parametrize("model", _models(), ids=lambda m: f"{m.__module__}.{m.__qualname__}")
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_document_validates(model: type[DocModel], data: st.DataObject) -> None:
     """Any JSON value, and any values under the keys the model knows, validate."""

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from charter.diagnostics import Diagnostic, Location, Severity
 from charter.pack import _compose
 from charter.pack.yamlsrc import LocatedDoc, Pointer, load_yaml
+from tests.support.hypo import examples
 
 TAB_HINT = "indent with spaces; YAML does not allow tabs for indentation"
 DUP_HINT = "remove one of them; the later value is the one used"
@@ -687,7 +688,7 @@ def _edited_yaml(draw: st.DrawFn) -> str:
 
 
 @libyaml
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(_edited_yaml())
 def test_libyaml_agrees_on_edited_documents(text: str) -> None:
     assert _composed(text, fast=True) == _composed(text, fast=False)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from charter.reflect.engine import Engine
-from tests.unit.conftest import one_rule
+from tests.support.rules import one_rule
 
 CASES: list[tuple[str, str, dict[str, Any], str]] = [
     # -- contains, CJK boundaries

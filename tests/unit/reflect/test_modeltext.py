@@ -12,7 +12,7 @@ from charter.contracts.rules import Predicate
 from charter.reflect.engine import Engine
 from charter.reflect.modeltext import RULES, check_model_text
 from charter.reflect.predicates import PREDICATES
-from tests.unit.conftest import CompileText, one_rule
+from tests.support.rules import CompileText, one_rule
 
 SYSTEM = "你是finance的客服助手。只根据下面给出的信息，用简洁的中文回答用户；不知道的就说不知道。"
 SKILL = "尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。"

@@ -19,6 +19,7 @@ from charter.compile.relevance import info, rule_sources
 from charter.contracts.registry import Registry
 from charter.dsl.parser import parse_expr
 from charter.reflect.engine import Engine
+from tests.support.hypo import examples
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKS = ["domains/finance", "domains/ecommerce", "domains/medical"]
@@ -78,7 +79,7 @@ def texts(draw: st.DrawFn, literals: list[str]) -> str:
     return "".join(parts)
 
 
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=examples(300), deadline=None, derandomize=True)
 @given(data=st.data())
 def test_indexed_evaluation_equals_running_every_rule(
     engines: list[Engine], data: st.DataObject

@@ -4,7 +4,7 @@ starts and stops with the client."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,9 +17,7 @@ from charter.contracts.models import LLM
 from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
 from charter.serve import create_app
-from tests.unit.serve.helpers import KEY, ROOT, TestClient, serve_config
-
-MakeClient = Callable[..., TestClient]
+from tests.support.serve import KEY, ROOT, MakeClient, TestClient, serve_config
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from charter.config import Config, Secret, ServeConfig, TenantConfig
 from charter.serve import create_app
 from charter.serve.auth import Tenants, scoped, tenant_problems, unscoped
 from charter.serve.errors import ApiError
-from tests.unit.serve.helpers import BEARER, TOKENS, TestClient, auth, serve_config
+from tests.support.serve import BEARER, TOKENS, TestClient, auth, serve_config
 
 TURN = {"user_id": "u1", "session_id": "s1", "text": "你好"}
 UNAUTHORIZED = [

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from charter.cli.serve import config_dir
-from tests.cli_run import Run, RunCharter
-from tests.unit.serve.helpers import ROOT
+from tests.support.cli import Run, RunCharter
+from tests.support.serve import ROOT
 
 TENANT = '[[serve.tenants]]\nname = "acme"\ntoken_env = "TOKEN_ACME"\n'
 SCRIPTED = f'[model]\nbackend = "scripted"\n[model.options]\ndefault = "好的"\n[agent]\ndomain = "{ROOT / "domains" / "ecommerce"}"\n'

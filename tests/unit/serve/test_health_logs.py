@@ -11,7 +11,7 @@ import sqlalchemy.exc
 
 from charter._version import __version__
 from charter.serve.logs import ACCESS, JsonFormatter, logging_config
-from tests.unit.serve.helpers import TOKENS, TestClient, auth
+from tests.support.serve import TOKENS, TestClient, auth
 
 TEXT = "帮我查一下订单DD202405010001"
 

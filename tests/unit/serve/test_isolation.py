@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from charter.memory.records import Accessor
-from tests.unit.serve.helpers import TestClient, auth
+from tests.support.serve import TestClient, auth
 
 
 def turn(client: TestClient, tenant: str, user: str, text: str) -> dict[str, Any]:

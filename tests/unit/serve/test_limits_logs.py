@@ -16,7 +16,7 @@ from charter.serve import create_app
 from charter.serve.faults import database_failure, shown_url
 from charter.serve.logs import logged_path
 from charter.serve.middleware import BodyLimit
-from tests.unit.serve.helpers import TestClient, serve_config
+from tests.support.serve import TestClient, serve_config
 
 
 def run(app: Any, chunks: list[Message | None]) -> list[Message]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from charter.serve.openapi import document
-from tests.unit.serve.helpers import ROOT, TestClient
+from tests.support.serve import ROOT, TestClient
 
 CHECKED_IN = ROOT / "docs" / "openapi.json"
 

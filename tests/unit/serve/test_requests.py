@@ -11,8 +11,7 @@ import pytest
 from charter.contracts.models import Completion, Message
 from charter.llm.errors import LLMUnavailable
 from charter.llm.scripted import ScriptedLLM
-from tests.unit.serve.conftest import MakeClient
-from tests.unit.serve.helpers import TestClient, auth
+from tests.support.serve import MakeClient, TestClient, auth
 
 OK = {"user_id": "u1", "session_id": "s1", "text": "你好"}
 

@@ -25,7 +25,7 @@ from charter.skills.breaker import (
 )
 from charter.skills.breaker_sql import COMPONENT, MIGRATIONS, SqlBreakerState
 from charter.store.migrations import make_engine, migrate, schema_versions
-from tests.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 OPENED = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 T0 = OPENED.timestamp()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from charter.skills.executions import Executed, ExecutionLedger
-from tests.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 OK = Executed("ok", "已转账", {"transfer_no": "TR-1"})
 

@@ -21,7 +21,7 @@ import charter.skills.breaker as breaker_module
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic
 from charter.skills.tickets import TicketStore
-from tests.cli_run import Run, RunCharter
+from tests.support.cli import Run, RunCharter
 
 NOW = 1_714_557_600.0  # 2024-05-01T10:00:00Z
 

@@ -25,7 +25,7 @@ from charter.skills.tickets import (
 )
 from charter.skills.tickets_migrations import COMPONENT
 from charter.store.migrations import SCHEMA_TABLE, make_engine, schema_versions
-from tests.postgres import fresh_schema
+from tests.support.postgres import fresh_schema
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 THREADS = 8

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from charter.skills.tickets import TicketStore
-from tests.cli_run import Run, RunCharter
-from tests.postgres import fresh_schema
+from tests.support.cli import Run, RunCharter
+from tests.support.postgres import fresh_schema
 
 T0 = datetime(2024, 5, 1, 10, 0, tzinfo=UTC)
 

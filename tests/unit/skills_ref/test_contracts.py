@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 
-from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.compile.specs.skills import SkillCase, SkillsSpec
-from charter.contracts.registry import Registry
 from charter.plugins.host import default_registry
 from charter.skills.runner import SkillOutcome, SkillRunner
 from charter.skills.tickets import TicketStore
-from charter_skills.plugin import make_skills
+from tests.support.packs import compiled_with_diagnostics
+from tests.support.skills_ref import make_runner
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKS = ("finance", "ecommerce", "medical")
@@ -55,25 +54,12 @@ DONE = {
     "return_request": "accepted",
     "appointment_book": "booked",
 }
-_COMPILED: dict[str, CompiledPack] = {}
-
-
-def fresh_registry() -> Registry:
-    """The installed plugins with new skill instances, so that appointment_book's ledger
-    starts from the capacity table in every test."""
-    reg, diags = default_registry()
-    assert not diags, diags
-    return replace(reg, skills={s.name: s for s in make_skills()})
 
 
 def compiled(name: str) -> CompiledPack:
-    if name not in _COMPILED:
-        reg, _ = default_registry()
-        pack, diags = compile_path(ROOT / "domains" / name, reg, cache_dir=None)
-        assert pack is not None, diags
-        assert diags == [], [str(d) for d in diags]
-        _COMPILED[name] = pack
-    return _COMPILED[name]
+    pack, diags = compiled_with_diagnostics(name)
+    assert diags == (), [str(d) for d in diags]
+    return pack
 
 
 def spec(name: str) -> SkillsSpec:
@@ -94,18 +80,6 @@ def tickets(tmp_path: Path) -> Iterator[TicketStore]:
     store = TicketStore(f"sqlite:///{tmp_path / 'tickets.db'}")
     yield store
     store.dispose()
-
-
-def make_runner(pack_name: str, tickets: TicketStore | None) -> SkillRunner:
-    pack = compiled(pack_name)
-    assert pack.skills is not None
-    return SkillRunner(
-        pack.skills,
-        fresh_registry(),
-        pack=pack.name,
-        constants=pack.constants,
-        tickets=tickets,
-    )
 
 
 @pytest.fixture

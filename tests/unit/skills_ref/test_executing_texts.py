@@ -7,35 +7,21 @@ capitals, equal to the cent; the ecommerce pack wants ``元`` and two decimals."
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from charter.compile.api import compile_path
-from charter.compile.compiled import CompiledPack
 from charter.compile.specs.skills import SkillCase
-from charter.plugins.host import default_registry
 from charter.reflect.engine import Engine
-from tests.unit.skills_ref.test_contracts import make_runner
+from tests.support.packs import installed_registry
+from tests.support.packs import shipped as pack
+from tests.support.skills_ref import make_runner
 
-ROOT = Path(__file__).resolve().parents[3]
 EXECUTING = {"finance": ("transfer", "invoice_issue"), "ecommerce": ("return_request",)}
-_PACKS: dict[str, CompiledPack] = {}
-
-
-def pack(name: str) -> CompiledPack:
-    if name not in _PACKS:
-        reg, _ = default_registry()
-        compiled, diags = compile_path(ROOT / "domains" / name, reg, cache_dir=None)
-        assert compiled is not None, diags
-        _PACKS[name] = compiled
-    return _PACKS[name]
 
 
 def verdict(pack_name: str, text: str) -> str:
-    reg, _ = default_registry()
-    return str(Engine(pack(pack_name), reg).check(text, "", {}).verdict)
+    return str(Engine(pack(pack_name), installed_registry()).check(text, "", {}).verdict)
 
 
 def cases() -> Iterator[Any]:

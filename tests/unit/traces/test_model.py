@@ -4,7 +4,7 @@ become JSON and come back from it unchanged."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import UTC, date, datetime, time, timedelta, timezone
 from decimal import Decimal
 from enum import Enum, IntEnum, StrEnum
@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from charter.traces.model import Trace, TraceStep, iso, jsonable, opaque
-from tests.unit.traces.conftest import RECALL, T0, trace
+from tests.support.traces import RECALL, T0, trace
 
 
 class Color(Enum):
@@ -48,6 +48,19 @@ class Opaque:
 
 
 CST = timezone(timedelta(hours=8))
+
+
+def stable_id(value: Any) -> str:
+    """``repr``, with the items of a set in sorted order: a set of strings is ordered by their
+    hashes, which differ from process to process, and every xdist worker must collect the same
+    test ids."""
+    if isinstance(value, set | frozenset):
+        inner = ", ".join(sorted(stable_id(v) for v in value))
+        return f"{type(value).__name__}({{{inner}}})"
+    if is_dataclass(value) and not isinstance(value, type):
+        inner = ", ".join(f"{f.name}={stable_id(getattr(value, f.name))}" for f in fields(value))
+        return f"{type(value).__name__}({inner})"
+    return repr(value)
 
 
 @pytest.mark.parametrize(
@@ -93,7 +106,7 @@ CST = timezone(timedelta(hours=8))
         ),
         ([RECALL], [RECALL.as_dict()]),
     ],
-    ids=repr,
+    ids=stable_id,
 )
 def test_jsonable(value: Any, want: Any) -> None:
     got = jsonable(value)

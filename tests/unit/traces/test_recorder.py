@@ -12,7 +12,7 @@ import pytest
 
 from charter.traces.model import Trace, TraceStep
 from charter.traces.recorder import TraceIds, TraceRecorder, new_trace_id
-from tests.unit.traces.conftest import T0, FakeClock
+from tests.support.traces import T0, FakeClock
 
 
 def recorder(clock: FakeClock, tenant: str | None = None) -> TraceRecorder:

@@ -8,7 +8,7 @@ from rich.cells import cell_len
 
 from charter.traces.model import TraceStep
 from charter.traces.render import WIDTH, duration, fit, render_list, render_trace, value_text
-from tests.unit.traces.conftest import RECALL, T0, trace
+from tests.support.traces import RECALL, T0, trace
 
 GENERATE = TraceStep(
     "generate",

@@ -15,7 +15,7 @@ from charter.store.migrations import SCHEMA_TABLE, make_engine, schema_versions
 from charter.traces.migrations import COMPONENT
 from charter.traces.model import Trace, TraceStep
 from charter.traces.store import STEPS, TRACES, TraceExists, TraceStore
-from tests.unit.traces.conftest import RECALL, T0, trace
+from tests.support.traces import RECALL, T0, trace
 
 
 def ids(traces: list[Trace]) -> list[str]:

@@ -10,8 +10,8 @@ import pytest
 
 from charter.traces.model import TraceStep
 from charter.traces.store import TraceStore
-from tests.cli_run import Run, RunCharter
-from tests.unit.traces.conftest import RECALL, trace
+from tests.support.cli import Run, RunCharter
+from tests.support.traces import RECALL, trace
 
 SKILL = TraceStep(
     "skill",

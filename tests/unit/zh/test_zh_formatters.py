@@ -23,6 +23,7 @@ from charter_zh.formatters import FORMATTERS
 from charter_zh.money import MoneyExtractor
 from charter_zh.money_upper import MoneyUpperExtractor
 from charter_zh.percent import PercentExtractor
+from tests.support.hypo import examples
 
 F = {f.name: f for f in FORMATTERS}
 MONEY, UPPER, PERCENT, DATE = (
@@ -163,7 +164,7 @@ def test_a_negative_amount_reads_back_as_its_size() -> None:
     assert [i.value for i in UPPER.extract(amount)] == [Decimal("12.3")]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.decimals(min_value=0, max_value=Decimal("9999999999999999.99"), places=2))
 def test_any_amount_is_its_own_twin(value: Decimal) -> None:
     amount = F["amount"].format(value)
@@ -347,7 +348,7 @@ JSON = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(JSON)
 def test_no_formatter_raises(value: Any) -> None:
     for formatter in FORMATTERS:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from charter.contracts.rules import Extractor, Item
 from charter_zh.plugin import EXTRACTORS, PII_RECOGNIZERS
+from tests.support.hypo import examples
 
 # Characters the extractors care about, so random texts actually reach their deeper branches.
 _INTERESTING = (
@@ -100,7 +101,7 @@ _DIGIT_READERS = [
 
 
 @pytest.mark.parametrize("extractor", _DIGIT_READERS, ids=lambda e: e.name)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=TEXTS)
 def test_no_item_inside_an_address(extractor: Extractor, text: str) -> None:
     addresses = _BY_NAME["url"].extract(text) + _BY_NAME["email"].extract(text)
@@ -109,7 +110,7 @@ def test_no_item_inside_an_address(extractor: Extractor, text: str) -> None:
 
 
 @pytest.mark.parametrize("extractor", EXTRACTORS, ids=lambda e: e.name)
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=TEXTS)
 def test_never_raises_and_spans_are_true(extractor: Extractor, text: str) -> None:
     items = extractor.extract(text)
@@ -120,7 +121,7 @@ def test_never_raises_and_spans_are_true(extractor: Extractor, text: str) -> Non
         assert canonical is None or isinstance(canonical, str)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=TEXTS)
 def test_time_expressions_resolve(text: str) -> None:
     for item in _BY_NAME["time"].extract(text):
@@ -129,7 +130,7 @@ def test_time_expressions_resolve(text: str) -> None:
             assert span.start < span.end or item.value.bound == "before", (item, span)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(text=TEXTS)
 def test_pii_matches_are_true_ordered_disjoint_spans(text: str) -> None:
     for recognizer in PII_RECOGNIZERS:

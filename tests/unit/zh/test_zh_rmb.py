@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from charter_zh.rmb import MAX_DIGITS, canonical_value, integer_upper, rmb_upper
+from tests.support.hypo import examples
 
 
 def cn2an_rmb(amount: Decimal) -> str:
@@ -56,7 +57,7 @@ def test_the_same_as_cn2an_on_twenty_thousand_amounts() -> None:
     assert wrong == []
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(min_value=0, max_value=10**MAX_DIGITS - 1))
 def test_integers_the_same_as_cn2an(n: int) -> None:
     assert integer_upper(str(n)) == str(cn2an.an2cn(str(n), "up"))
@@ -67,7 +68,7 @@ def test_too_many_digits_is_refused() -> None:
         integer_upper("1" + "0" * MAX_DIGITS)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(min_value=0, max_value=10**MAX_DIGITS - 1))
 def test_what_is_written_reads_back_as_cn2an_reads_it(n: int) -> None:
     written = integer_upper(str(n))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import warnings
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 with warnings.catch_warnings():
     # starlette asks for httpx2 instead of httpx; httpx is what FastAPI's docs install
@@ -20,13 +23,26 @@ from charter.config import (
     ServeConfig,
     TenantConfig,
 )
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[3]
 KEY = base64.b64encode(bytes(range(32))).decode()
 TOKENS = {"acme": "tok-acme-0123456789", "globex": "tok-globex-9876543210"}
 BEARER = 'Bearer realm="charter"'
 
-__all__ = ["BEARER", "KEY", "ROOT", "TOKENS", "TestClient", "auth", "serve_config"]
+__all__ = [
+    "BEARER",
+    "KEY",
+    "ROOT",
+    "TOKENS",
+    "MakeClient",
+    "MakeService",
+    "Service",
+    "TestClient",
+    "auth",
+    "serve_config",
+]
+
+MakeClient = Callable[..., TestClient]
 
 
 def auth(tenant: str) -> dict[str, str]:
@@ -46,3 +62,21 @@ def serve_config(database_url: str, *, max_body_bytes: int = 65536, mode: str = 
         agent=AgentConfig(domain=str(ROOT / "domains" / "ecommerce"), mode=mode),
         serve=ServeConfig(max_body_bytes=max_body_bytes, tenants=tenants),
     )
+
+
+@dataclasses.dataclass
+class Service:
+    """A started client of the security suite's ``service`` fixture, the database URL behind
+    it and the narrative directory."""
+
+    client: TestClient
+    database_url: str
+    narrative: Path
+    pack: str
+
+    def turn(self, tenant: str, user_id: str, text: str, **extra: Any) -> Any:
+        body = {"user_id": user_id, "text": text, **extra}
+        return self.client.post("/v1/turns", json=body, headers=auth(tenant))
+
+
+MakeService = Callable[..., Service]

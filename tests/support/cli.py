@@ -1,7 +1,7 @@
 """Running the ``charter`` CLI in-process from a unit test: what it returned and printed.
 
 Test modules import ``Run`` (to compare whole results) and ``RunCharter`` (the fixture's
-type); the ``charter`` fixture itself lives in ``tests/unit/conftest.py``."""
+type); the ``charter`` fixture itself lives in ``tests/conftest.py``."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ import numpy as np
 from charter.compile.specs.memory import MemoryPolicy
 from charter.contracts.models import Embedder
 from charter.memory.facts.access import audit_row, privileged_refusal, require_user
-from charter.memory.narrative import recall
+from charter.memory.narrative import recall, usage
 from charter.memory.narrative.admin import NarrativeAdmin
 from charter.memory.narrative.recall import Hit
 from charter.memory.narrative.rows import (
@@ -341,14 +341,10 @@ class NarrativeStore(NarrativeAdmin):
         return hits
 
     def flush_usage(self) -> int:
-        """Write the collected uses (access count, last use); return how many rows changed."""
+        """Write the collected uses (access count, last use) in a few batched commits
+        (``usage.flush``); return how many rows changed."""
         pending, self._usage = self._usage, {}
-        for fid, (uid, uses, last) in pending.items():
-            self.table.update(
-                where=f"id = {quote(fid)} AND user_id = {quote(uid)}",
-                values_sql={"access_count": f"access_count + {uses}", "last_used_at": repr(last)},
-            )
-        return len(pending)
+        return usage.flush(self.table, pending)
 
     def _rows(self, where: str, columns: Sequence[str] = COLUMNS) -> list[dict[str, Any]]:
         """Rows matching a filter (for this package's lifecycle jobs, which build ``where``

@@ -6,10 +6,13 @@ Each job runs once when the application starts, then every ``serve.sweep_every``
 ``serve.maintain_every`` (memory); ``off`` turns one off (a cron job running ``charter goals
 sweep`` / ``charter memory maintain`` instead, for instance).
 
-A pass runs on a worker thread, off the event loop; the memory pass is ``Agent.maintain``,
+A pass runs on a thread of its own, off the event loop; the memory pass is ``Agent.maintain``,
 which a forget waits for (and the other way round). Stopping (the application's shutdown)
 lets a pass in progress finish — the agent's stores close right after, under a pass that would
 then fail midway — but waits at most ``STOP_TIMEOUT_S``; a job never delays a shutdown longer.
+The thread is a daemon and not the event loop's default executor: ``asyncio.run`` (uvicorn's
+too) joins that executor when the loop ends, and the interpreter joins non-daemon threads at
+exit, so a pass stuck past the bound would hold the process after all.
 A pass that raises is logged and the next one runs as planned. Several workers each run the
 jobs: every job is idempotent, so two passes at once leave the state one pass would (an abort
 is a compare-and-set from ``active``; two memory passes at once may both audit one change).
@@ -20,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -82,9 +86,37 @@ class Background:
     async def _loop(self, job: Job) -> None:
         while not self._stopping.is_set():
             try:
-                await asyncio.to_thread(job.run)
+                await on_daemon_thread(job.run, f"charter {job.name}")
                 self.passes[job.name] += 1
             except Exception:  # a database hiccup must not end the job for good
                 log.exception("%s failed; next pass in %ss", job.name, job.interval_s)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), job.interval_s)
+
+
+async def on_daemon_thread(run: Callable[[], object], name: str) -> object:
+    """``run()`` on a new daemon thread; its result, or its exception, once it returns. When
+    the awaiting task is cancelled the thread runs on, and nothing waits for it."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[object] = loop.create_future()
+
+    def settle(result: object, error: BaseException | None) -> None:
+        if done.done():  # cancelled meanwhile: nobody awaits the outcome
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(result)
+
+    def target() -> None:
+        result: object = None
+        error: BaseException | None = None
+        try:
+            result = run()
+        except BaseException as exc:
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed while the pass ran
+            loop.call_soon_threadsafe(settle, result, error)
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return await done

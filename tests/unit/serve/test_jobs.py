@@ -22,7 +22,7 @@ from charter.llm.scripted import ScriptedLLM
 from charter.memory.records import Accessor, PreparedFact
 from charter.serve import create_app
 from charter.serve.jobs import Background, Job
-from tests.unit.serve.helpers import KEY, TestClient, serve_config
+from tests.support.serve import KEY, TestClient, serve_config
 
 T0 = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 GUARD_S = 30.0  # only against a hang: nothing depends on how long a pass takes
@@ -146,7 +146,11 @@ def test_a_pass_stuck_past_the_bound_is_abandoned_and_logged(
         return jobs.passes
 
     try:
+        # the loop ends and asyncio.run returns while the pass is still stuck: nothing joins
+        # its thread (the default executor would be joined here, and at interpreter exit)
         assert asyncio.run(scenario()) == {"stuck": 0}
+        [thread] = [t for t in threading.enumerate() if t.name == "charter stuck"]
+        assert thread.daemon and thread.is_alive()
     finally:
         stuck.set()  # the worker thread ends too
     assert "charter stuck still running at shutdown: cancelled" in caplog.text

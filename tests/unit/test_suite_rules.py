@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import ast
 import re
+import uuid
 from pathlib import Path
 
+import pytest
 from hypothesis import settings
 
 from tests.support.hypo import examples
+from tests.support.once import once_per_run, shared_directory
 from tests.support.paths import ROOT
 
 TESTS = ROOT / "tests"
@@ -100,3 +103,28 @@ def test_the_hypothesis_profiles() -> None:
     current = settings.get_current_profile_name()
     assert current in ("ci", "dev")
     assert examples(300) == (300 if current == "ci" else 30)
+
+
+def test_a_value_made_once_per_run_is_made_once(tmp_path_factory: pytest.TempPathFactory) -> None:
+    made: list[Path] = []
+
+    def make(directory: Path) -> list[object]:
+        made.append(directory)
+        return ["stdout", {"figure": 1.5}]
+
+    key = f"suite-rules-{uuid.uuid4().hex}"
+    first = once_per_run(tmp_path_factory, key, make)
+    assert once_per_run(tmp_path_factory, key, make) == first == ["stdout", {"figure": 1.5}]
+    assert len(made) == 1 and made[0].is_dir()
+    assert made[0].parent == shared_directory(tmp_path_factory)
+
+
+def test_a_value_that_failed_is_made_again(tmp_path_factory: pytest.TempPathFactory) -> None:
+    key = f"suite-rules-{uuid.uuid4().hex}"
+
+    def broken(directory: Path) -> object:
+        raise RuntimeError("the benchmark crashed")
+
+    with pytest.raises(RuntimeError, match="the benchmark crashed"):
+        once_per_run(tmp_path_factory, key, broken)
+    assert once_per_run(tmp_path_factory, key, lambda d: 7) == 7

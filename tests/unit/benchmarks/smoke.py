@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+from tests.support.once import once_per_run
 
 BENCH = Path(__file__).resolve().parents[3] / "benchmarks"
 
@@ -25,6 +29,27 @@ def run_quick(script: str, out_dir: Path, *args: str) -> tuple[str, dict[str, An
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout, json.loads(out.read_text(encoding="utf-8"))
+
+
+def quick_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    script: str,
+    *args: str,
+    check: Callable[[], object] | None = None,
+) -> tuple[str, dict[str, Any]]:
+    """``run_quick`` once per test run, whatever the number of workers
+    (``tests/support/once.py``): a module whose tests the scheduler splits over two workers
+    still runs its benchmark once. ``check`` is called before and after the run, under the
+    same lock; the two values must be equal (what the benchmark must leave as it found it)."""
+
+    def make(directory: Path) -> list[Any]:
+        before = check() if check is not None else None
+        stdout, figures = run_quick(script, directory, *args)
+        assert (check() if check is not None else None) == before
+        return [stdout, figures]
+
+    stdout, figures = once_per_run(tmp_path_factory, "-".join((script, *args)), make)
+    return stdout, figures
 
 
 def check_lines(stdout: str, expected: Sequence[str], targets: Sequence[str]) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from charter.compile.api import compile_path
 from charter.plugins.host import default_host
-from tests.unit.benchmarks.smoke import check_lines, run_quick
+from tests.unit.benchmarks.smoke import check_lines, quick_once
 
 # slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
 pytestmark = pytest.mark.slow
@@ -42,7 +42,7 @@ TARGETS = (
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    return run_quick("bench_goals.py", tmp_path_factory.mktemp("bench-goals"))
+    return quick_once(tmp_path_factory, "bench_goals.py")
 
 
 def test_prints_every_expected_line_and_a_verdict_per_target(

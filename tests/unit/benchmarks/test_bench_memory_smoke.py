@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.benchmarks.smoke import check_lines, run_quick
+from tests.unit.benchmarks.smoke import check_lines, quick_once
 
 # slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
 pytestmark = pytest.mark.slow
@@ -51,7 +51,7 @@ TARGETS = (
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    return run_quick("bench_memory.py", tmp_path_factory.mktemp("bench-memory"))
+    return quick_once(tmp_path_factory, "bench_memory.py")
 
 
 def test_prints_every_expected_line_and_a_verdict_per_target(

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.benchmarks.smoke import check_lines, run_quick
+from tests.unit.benchmarks.smoke import check_lines, quick_once
 
 # slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
 pytestmark = pytest.mark.slow
@@ -44,7 +44,7 @@ TARGETS = ("Charter recall@5 ", "Charter hit@5 ", "recall p99 ")
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    return run_quick("bench_recall.py", tmp_path_factory.mktemp("bench-recall"))
+    return quick_once(tmp_path_factory, "bench_recall.py")
 
 
 def test_prints_every_ranking_the_latency_and_a_verdict_per_target(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.benchmarks.smoke import run_quick
+from tests.unit.benchmarks.smoke import quick_once
 
 # slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
 pytestmark = pytest.mark.slow
@@ -30,7 +30,7 @@ EXPECTED_LINES = (
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    return run_quick("bench_skills.py", tmp_path_factory.mktemp("bench-skills"))
+    return quick_once(tmp_path_factory, "bench_skills.py")
 
 
 def test_prints_every_line_and_a_verdict(quick_run: tuple[str, dict[str, Any]]) -> None:

@@ -3,13 +3,12 @@ outcome-equality assertion holds (and would fire). No timing is asserted."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.unit.benchmarks.smoke import quick_once
 
 # slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
 pytestmark = pytest.mark.slow
@@ -41,15 +40,7 @@ TARGETS = (
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, object]]:
-    out = tmp_path_factory.mktemp("bench") / "figures.json"
-    done = subprocess.run(
-        [sys.executable, str(BENCH / "bench_check.py"), "--quick", "--json", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout, json.loads(out.read_text(encoding="utf-8"))
+    return quick_once(tmp_path_factory, "bench_check.py")
 
 
 def test_prints_every_expected_line(quick_run: tuple[str, dict[str, object]]) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.unit.benchmarks.smoke import check_lines, run_quick
+from tests.unit.benchmarks.smoke import check_lines, quick_once
 
 # slow: benchmark smoke: runs the benchmark script in a subprocess (seconds to a minute)
 pytestmark = pytest.mark.slow
@@ -33,10 +33,9 @@ def worktrees() -> set[str]:
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    before = worktrees()
-    run = run_quick("bench_turn.py", tmp_path_factory.mktemp("bench-turn"))
-    assert worktrees() == before  # the baseline's worktree was removed
-    return run
+    # the baseline's worktree was removed: checked under the run's lock, so no other worker's
+    # run of the benchmark adds or removes a worktree meanwhile
+    return quick_once(tmp_path_factory, "bench_turn.py", check=worktrees)
 
 
 def turns_in(pack: str) -> int:

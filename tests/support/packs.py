@@ -28,16 +28,22 @@ def installed_registry() -> Registry:
 
 
 @functools.cache
-def compiled_with_diagnostics(name: str) -> tuple[CompiledPack, tuple[Diagnostic, ...]]:
-    """``domains/<name>`` compiled with the installed plugins, and what the compiler said."""
+def _compiled(name: str) -> tuple[CompiledPack, tuple[Diagnostic, ...]]:
     pack, diags = compile_path(DOMAINS / name, installed_registry(), cache_dir=None)
     assert pack is not None, [d.headline() for d in diags]
     return pack, tuple(diags)
 
 
+def compiled_with_diagnostics(name: str) -> tuple[CompiledPack, list[Diagnostic]]:
+    """``domains/<name>`` compiled with the installed plugins (once per process), and what
+    the compiler said (a new list each time: the caller may keep it)."""
+    pack, diags = _compiled(name)
+    return pack, list(diags)
+
+
 def shipped(name: str) -> CompiledPack:
     """``domains/<name>`` compiled (finance, ecommerce or medical)."""
-    return compiled_with_diagnostics(name)[0]
+    return _compiled(name)[0]
 
 
 class ShippedPacks(Mapping[str, CompiledPack]):

@@ -10,6 +10,7 @@ from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic
+from tests.support.packs import compiled_with_diagnostics
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -74,7 +75,7 @@ def test_one_slot_carried_from_memory_under_two_keys(tmp_path: Path, registry: R
 def test_the_shipped_packs_share_the_keys_their_intents_mean_alike(registry: Registry) -> None:
     keys = {}
     for name in ("finance", "ecommerce", "medical"):
-        pack, diags = compile_path(ROOT / "domains" / name, registry, cache_dir=None)
+        pack, diags = compiled_with_diagnostics(name)
         assert pack is not None and pack.goals is not None and diags == [], diags
         keys[name] = pack.goals
     finance, ecommerce, medical = keys["finance"], keys["ecommerce"], keys["medical"]

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from charter.compile.api import compile_path
 from charter.contracts.registry import Registry
 from charter.goals.planner import Planner
 from charter.goals.plans import Plan, state_from
+from tests.support.packs import compiled_with_diagnostics
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[3]
 def planners(registry: Registry) -> dict[str, Planner]:
     out = {}
     for name in ("finance", "medical"):
-        pack, diags = compile_path(ROOT / "domains" / name, registry, cache_dir=None)
+        pack, diags = compiled_with_diagnostics(name)
         assert pack is not None and pack.goals is not None, diags
         out[name] = Planner(pack.goals, registry, pack.constants)
     return out

@@ -17,6 +17,7 @@ from charter.compile.specs.goals import GoalsSpec
 from charter.contracts.registry import Registry
 from charter.goals.planner import OpenGoal, Planner, SessionState, slot_value, state_from
 from tests.support.hypo import examples
+from tests.support.packs import compiled_with_diagnostics
 
 ROOT = Path(__file__).resolve().parents[3]
 TRAVEL = ROOT / "tests" / "fixtures" / "goals" / "travel"
@@ -489,7 +490,7 @@ def test_deterministic_and_within_limits(
     "text", ["不对，是3000元", "不对,是3000元", "应该是3000元", "不对，金额改成3000元"]
 )
 def test_a_bare_value_after_bu_dui_corrects_the_open_goal(registry: Registry, text: str) -> None:
-    pack, diags = compile_path(ROOT / "domains" / "finance", registry, cache_dir=None)
+    pack, diags = compiled_with_diagnostics("finance")
     assert pack is not None and pack.goals is not None, diags
     planner = Planner(pack.goals, registry, pack.constants)
     open_transfer = OpenGoal(id="g1", intent="transfer", slots={"payee": "张三", "amount": 5000.0})

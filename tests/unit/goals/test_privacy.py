@@ -14,12 +14,12 @@ import pytest
 import sqlalchemy as sa
 
 from charter.agent.parts import goal_privacy
-from charter.compile.api import compile_path
 from charter.contracts.registry import Registry
 from charter.goals.store import GoalStore
 from charter.goals.tables import GOAL_CONTEXT, GOAL_HISTORY, GOAL_TREE
 from charter.memory.pipeline import WritePipeline
 from charter.store.privacy import SEALED, NoPrivacy, PiiGoalPrivacy
+from tests.support.packs import compiled_with_diagnostics
 
 ROOT = Path(__file__).resolve().parents[3]
 KEY = bytes(range(32))
@@ -29,7 +29,7 @@ ID = "11010519491231002X"
 
 @pytest.fixture(scope="module")
 def pipeline(registry: Registry) -> WritePipeline:
-    pack, diags = compile_path(ROOT / "domains" / "ecommerce", registry, cache_dir=None)
+    pack, diags = compiled_with_diagnostics("ecommerce")
     assert pack is not None and pack.memory is not None, diags
     return WritePipeline(pack.memory, registry, key=KEY)
 

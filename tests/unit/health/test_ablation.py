@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from charter.compile.api import compile_path
 from charter.contracts.models import Message
 from charter.contracts.registry import Registry
 from charter.health.ablation import run_ablation
@@ -36,6 +35,7 @@ from charter.health.ablation_results import (
     synergy,
 )
 from charter.reflect.engine import Engine
+from tests.support.packs import shipped
 
 ROOT = Path(__file__).resolve().parents[3]
 ZERO_GAINS = (
@@ -53,9 +53,7 @@ def _at_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def finance(registry: Registry) -> Engine:
-    pack, diags = compile_path(ROOT / "domains" / "finance", registry)
-    assert pack is not None, diags
-    return Engine(pack, registry)
+    return Engine(shipped("finance"), registry)
 
 
 # ---- CC ---------------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from charter.compile.api import compile_path
 from charter.compile.specs.memory import MemoryPolicy
 from charter.contracts.registry import Registry
 from charter.memory.crypto import DecryptionError, ValueCipher
@@ -21,6 +20,7 @@ from charter.memory.facts import FactStore
 from charter.memory.narrative import NarrativeStore
 from charter.memory.pipeline import Candidate, WritePipeline
 from charter.memory.records import Accessor, PreparedFact, PreparedSummary
+from tests.support.packs import compiled_with_diagnostics
 from tests.unit.memory.pii_corpus import CORPUS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,7 +30,7 @@ WRONG = base64.b64encode(bytes(range(1, 33))).decode()
 
 @pytest.fixture(scope="module")
 def policy(registry: Registry) -> MemoryPolicy:
-    pack, diags = compile_path(ROOT / "domains" / "finance", registry, cache_dir=None)
+    pack, diags = compiled_with_diagnostics("finance")
     assert pack is not None and pack.memory is not None, diags
     return pack.memory
 

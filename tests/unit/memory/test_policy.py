@@ -10,6 +10,7 @@ import pytest
 from charter.compile.api import compile_path
 from charter.compile.specs.memory import MemoryPolicy, Validity
 from charter.contracts.registry import Registry
+from tests.support.packs import compiled_with_diagnostics
 
 ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 7, 9, 0)
@@ -19,7 +20,7 @@ T0 = datetime(2026, 1, 7, 9, 0)
 def policies(registry: Registry) -> dict[str, MemoryPolicy]:
     out = {}
     for name in ("finance", "ecommerce", "medical"):
-        pack, diags = compile_path(ROOT / "domains" / name, registry, cache_dir=None)
+        pack, diags = compiled_with_diagnostics(name)
         assert pack is not None and pack.memory is not None and diags == [], diags
         out[name] = pack.memory
     return out

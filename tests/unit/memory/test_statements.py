@@ -28,6 +28,7 @@ from charter.memory.statements import (
     statement_candidate,
     statements_of,
 )
+from tests.support.packs import compiled_with_diagnostics
 
 ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 7, 9, 0, tzinfo=UTC)
@@ -36,7 +37,7 @@ KEY = bytes(range(32))
 
 
 def _policy(registry: Registry, name: str) -> MemoryPolicy:
-    pack, diags = compile_path(ROOT / "domains" / name, registry, cache_dir=None)
+    pack, diags = compiled_with_diagnostics(name)
     assert pack is not None and pack.memory is not None and diags == [], diags
     return pack.memory
 

@@ -58,7 +58,7 @@ DONE = {
 
 def compiled(name: str) -> CompiledPack:
     pack, diags = compiled_with_diagnostics(name)
-    assert diags == (), [str(d) for d in diags]
+    assert diags == [], [str(d) for d in diags]
     return pack
 
 

@@ -225,6 +225,7 @@ def pg_url(database: str, port: int | None = None) -> sa.URL:
     return url.set(port=port) if port is not None else url
 
 
+@pytest.mark.slow  # charter serve in a subprocess, per database fault (about 2.5 s each)
 @pytest.mark.parametrize("case", ["wrong port", "missing database", "read-only directory"])
 def test_12_a_database_serve_cannot_open_is_exit_1_with_the_reason(
     tmp_path: Path, case: str

@@ -32,3 +32,10 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory, llama_cpp: Any) -> Ite
 @pytest.fixture(scope="session")
 def model_path(model_cache: Path) -> Path:
     return model_cache / "gemma-3-270m-q4_k_m.gguf"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "model_cache" in getattr(item, "fixturenames", ()):
+            # slow: the bundled model assembled (about 250 MB) and loaded into llama.cpp
+            item.add_marker(pytest.mark.slow)

@@ -69,6 +69,7 @@ def test_package_metadata_is_what_the_plugin_expects(gemma: ModuleType) -> None:
     assert sum(Path(p).stat().st_size for p in gemma.chunk_paths()) == GEMMA_BYTES
 
 
+@pytest.mark.slow  # assembles the bundled model's 250 MB (about 1.5 s)
 def test_assembled_once_and_verified(tmp_path: Path) -> None:
     cache = tmp_path / "models"
     first = ensure_default_model(cache)
@@ -88,6 +89,7 @@ def test_environment_picks_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert ensure_default_model().path == tmp_path / "env" / GEMMA_FILE
 
 
+@pytest.mark.slow  # assembles the bundled model's 250 MB twice (about 3 s)
 def test_corrupt_file_is_rebuilt(tmp_path: Path) -> None:
     path = ensure_default_model(tmp_path).path
     with path.open("r+b") as f:  # one flipped byte, same size
@@ -133,6 +135,7 @@ RACER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # two processes assemble the bundled model (about 2 s)
 def test_two_processes_assemble_one_good_file(tmp_path: Path) -> None:
     cache, go = tmp_path / "models", tmp_path / "go"
     procs = [

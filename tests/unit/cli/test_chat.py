@@ -7,6 +7,7 @@ and the terminal renderer (rich) on a recording console."""
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import itertools
 import os
@@ -375,6 +376,10 @@ def test_the_terminal_renderer(chat: Chat, monkeypatch: pytest.MonkeyPatch) -> N
     console = Console(
         file=io.StringIO(), width=100, force_terminal=True, color_system="standard", record=True
     )
+    # one frame per spinner whatever the machine's load: rich redraws a status 12.5 times a
+    # second, so a load that outlasts 80 ms (a busy CI worker) recorded a second frame
+    status = functools.partial(Console.status, console, refresh_per_second=0.001)
+    monkeypatch.setattr(console, "status", status)
     monkeypatch.setattr("sys.stdin", io.StringIO("帮我查一下订单\n"))
     code = chat_module.run("u1", domain="ecommerce", show_trace=True, out=RichOut(console, console))
     assert code == 0

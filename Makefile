@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PLUGINS := $(wildcard plugins/*/pyproject.toml)
 
-.PHONY: demo test test-fast test-durations lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-load bench-recall bench-validate bench-startup install clean
+.PHONY: demo test test-fast test-durations lint typecheck pytest bench bench-check bench-goals bench-memory bench-skills bench-turn bench-understand bench-load bench-recall bench-validate bench-startup install clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -71,6 +71,9 @@ bench-skills: $(STAMP)
 
 bench-turn: $(STAMP)
 	$(BIN)/python benchmarks/bench_turn.py
+
+bench-understand: $(STAMP)
+	$(BIN)/python benchmarks/bench_understand.py
 
 bench-load: $(STAMP)
 	$(BIN)/python benchmarks/bench_load.py

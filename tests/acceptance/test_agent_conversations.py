@@ -270,7 +270,7 @@ def test_finance_escalation_and_uncertainty(open_agent: Open) -> None:
     )
     assert isinstance(guess, PreparedFact)
     agent.parts.facts.write(u2, guess)
-    r = agent.turn("u2", "s1", "这张卡里的钱够交学费吗")
+    r = agent.turn("u2", "s1", "这个数够孩子上学用吗")
     # §5: the answer carries the marker, and one resting on an uncertain memory goes to a person
     assert summary(r) == (
         "escalate",
@@ -313,7 +313,7 @@ def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
     ]
 
     # no intent claims it: the model drafts, and its diagnosis is blocked by the rules
-    r = agent.turn("u1", "s1", "我是不是得了流感")
+    r = agent.turn("u1", "s1", "我这是流感吗")
     assert summary(r) == ("block", "rules", 1, agent.parts.pack.messages["safe"])
     assert judged(agent, r) == [(["no-diagnosis"], "blocked")]
     assert r.ticket is None

@@ -273,7 +273,7 @@ def test_a_use_is_counted_only_when_the_patch_changed_the_turn(tmp_path: Path) -
     with open_agent(pack, tmp_path / "charter.db", llm, Clock(), ASSISTED) as agent:
         # no intent planned: the model answers, and the calibration for every intent goes into
         # its prompt, the one for quarterly reports does not
-        general = agent.turn("u1", "s1", "市净率和净利润有什么关系")
+        general = agent.turn("u1", "s1", "市净率是什么意思")
         assert general.answered_by == "model"
         prompt = "\n".join(m.content for m in llm.calls[-1].messages)
         assert "注意区分市盈率与市净率" in prompt and "净利润是扣除" not in prompt

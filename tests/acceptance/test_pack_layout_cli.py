@@ -97,10 +97,10 @@ def _empty_rules(root: Path) -> None:
             _misplaced_test,
             True,
             "acme/tests/rules_test.yaml: CH005 file rules_test.yaml is not read: a pack's tests "
-            "are the tests: of each file and the conversations in tests/conversations/ "
-            "(warning)\n"
+            "are the tests: of each file, the conversations in tests/conversations/ and the "
+            "intent table tests/intents.yaml (warning)\n"
             "    hint: put rule cases under tests: in rules.yaml, conversations in "
-            "tests/conversations/*.yaml\n",
+            "tests/conversations/*.yaml, intent phrases in tests/intents.yaml\n",
         ),
         (
             _skill_yml,

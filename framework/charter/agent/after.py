@@ -184,7 +184,12 @@ def settle_goals(
     whose sub-goals are still open. A goal whose skill answered but ``refused`` the request
     (余额不足) is aborted once its answer is told."""
     delivered = list(reply.extra.get("delivered", ()))
-    if reply.verdict not in ("pass", "fixed") or not delivered or not planned.user_id:
+    if reply.verdict == "escalate":  # only safety goals whose template handed the user over
+        alarms = set(reply.extra.get("alarms", ()))
+        delivered = [g for g in delivered if g in alarms]
+    elif reply.verdict not in ("pass", "fixed"):
+        return []
+    if not delivered or not planned.user_id:
         return []
     held = p.goals.session(planned.user_id, planned.session_id)
     tree = {g.id: g for g in held.goals}

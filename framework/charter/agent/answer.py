@@ -103,6 +103,7 @@ def compose(p: Parts, now: Turn) -> Composed:
             if p.pack.skills is not None
             else {},
             passed_over=lambda intent, slot: passed_over(p, intent, slot, text),
+            tickets=now.tickets,
         )
         events = turn_events(facts)
     if handoff is not None and facts is None:
@@ -214,10 +215,15 @@ def finish(p: Parts, now: Turn, *, check: bool = True) -> Reply:
     verdict: str = checked.verdict
     if composed.asks and not delivered and not tickets and verdict == "pass":
         verdict = "ask"
+    # a safety goal that called a person (fraud) told its own ticket in its template: the
+    # reply passed the rules and delivered it, so it completes though the turn is handed over
+    alarms = [e.goal for e in composed.events if e.ticket and e.goal and e.kind == "completed"]
+    told = alarms and verdict in ("pass", "fixed")
     return dataclasses.replace(
         base,
         verdict="escalate" if tickets else verdict,
         ticket=tickets[0] if tickets else None,
+        extra={**base.extra, "alarms": alarms} if told else base.extra,
     )
 
 

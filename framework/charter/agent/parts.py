@@ -18,6 +18,7 @@ import regex
 import sqlalchemy as sa
 
 from charter.compile.compiled import CompiledPack
+from charter.compile.embedder_cache import embedder_for
 from charter.compile.program import Program
 from charter.compile.response_spec import ResponsesSpec, default_spec
 from charter.compile.specs.goals import STAGE_SEP
@@ -32,6 +33,7 @@ from charter.contracts.rules import Formatter
 from charter.goals.alignment import AlignmentChecker
 from charter.goals.store import GoalStore
 from charter.goals.tracker import GoalTracker
+from charter.goals.understand import Understander
 from charter.learn.apply import PatchMatcher
 from charter.learn.log import ReflectionLog
 from charter.memory.facts import FactStore
@@ -126,6 +128,27 @@ class Parts:
             self.database.dispose()
 
 
+def understander_for(
+    pack: CompiledPack, registry: Registry, embedder: Embedder | None
+) -> Understander | None:
+    """The pack's examples on the agent's embedder (the one the pack compiled with, made once
+    per process, when the agent was given none); None when the pack has no examples or the
+    embedder cannot load (the compile stage warned, CH382)."""
+    goals = pack.goals
+    compiled = getattr(pack, "understanding", None)  # None in a pack cached before examples
+    if goals is None or not any(i.examples for i in goals.intents):
+        return None
+    if embedder is not None:
+        name = str(getattr(embedder, "name", type(embedder).__name__))
+        return Understander.for_embedder(goals, compiled, embedder, name)
+    name = compiled.embedder if compiled is not None else (pack.memory or MemoryPolicy()).embedder
+    try:
+        made = embedder_for(registry, name)
+    except (KeyError, RuntimeError, OSError, ValueError):
+        return None
+    return Understander.for_embedder(goals, compiled, made, name)
+
+
 def build(
     pack: CompiledPack,
     registry: Registry,
@@ -199,6 +222,7 @@ def build(
             clock=clock,
             constants=pack.constants,
             scrub=pipeline.scrub,
+            understander=understander_for(pack, registry, embedder),
         )
         alignment = AlignmentChecker(pack.goals, registry, pack.constants)
     learning = getattr(pack, "learning", None) or LearningSpec()

@@ -81,8 +81,13 @@ class Planned:
 
     def trace(self) -> dict[str, Any]:
         plan = self.turn.plan.as_dict() if self.turn is not None else {}
+        made = self.turn.plan if self.turn is not None else None
+        understood: dict[str, Any] = {"layer": made.layer or "none"} if made is not None else {}
+        if made is not None and made.heard is not None:
+            understood["examples"] = made.heard.as_dict()
         return {
             "plan": plan,
+            "understood": understood,
             "active": [
                 {"id": g.id, "intent": g.intent, "description": g.description} for g in self.active
             ],
@@ -191,6 +196,8 @@ def faq_direct(p: Parts, plan: Plan, text: str) -> bool:
         return False
     for g in plan.goals:
         intent = spec.intent(g.intent)
+        if intent is not None and intent.safety:
+            return False  # an emergency is answered by its own template, never by the FAQ
         defaults = {s.name: s.default for s in intent.slots} if intent is not None else {}
         if g.redoes or any(defaults.get(k) != v for k, v in g.slots.items()):
             return False

@@ -55,6 +55,8 @@ class Turn:
     recalled: Recalled | None = None
     ctx: CallContext | None = None
     handoff: str | None = None
+    # tickets opened for safety goals that call a person (goal id -> ticket)
+    tickets: dict[str, str] = field(default_factory=dict)
     called: list[Called] = field(default_factory=list)
     composed: Composed | None = None
     drafts: Drafts = field(default_factory=Drafts)

@@ -97,6 +97,26 @@ def test(
             "'transfer and not refusal' (names, kinds, packs, file names).",
         ),
     ] = None,
+    min_recall: Annotated[
+        float,
+        typer.Option(
+            "--min-recall",
+            min=0,
+            max=100,
+            metavar="N",
+            help="Fail when an intent's recall on tests/intents.yaml is below N percent.",
+        ),
+    ] = 0.0,
+    min_precision: Annotated[
+        float,
+        typer.Option(
+            "--min-precision",
+            min=0,
+            max=100,
+            metavar="N",
+            help="Fail when an intent's precision on tests/intents.yaml is below N percent.",
+        ),
+    ] = 0.0,
 ) -> None:
     """Run the packs' test cases and report rule coverage."""
     from charter.cli import test as test_cmd
@@ -111,6 +131,8 @@ def test(
             show_coverage=coverage,
             all_installed=all_installed,
             keyword=keyword,
+            min_recall=min_recall,
+            min_precision=min_precision,
         )
     )
 

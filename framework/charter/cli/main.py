@@ -125,6 +125,11 @@ COMMANDS: tuple[Command, ...] = (
         "charter.cli.config",
         "The runtime configuration: show it with its sources, or check it.",
     ),
+    Command(
+        "understand",
+        "charter.cli.understand",
+        "How one input is understood: triggers, dialogue act, examples, bands, decision.",
+    ),
 )
 _BY_NAME = {c.name: c for c in COMMANDS}
 

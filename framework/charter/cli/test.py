@@ -3,7 +3,10 @@
 Per pack: the rules cases, the planner cases of goals.yaml, the cases of the skill contracts,
 then the conversation tests of ``tests/conversations/*.yaml`` (each through a fresh agent, see
 ``charter.conversations``) with their coverage of the pack's intents, event kinds and response
-templates. ``--threshold`` is about rule coverage only.
+templates, then the intent table of ``tests/intents.yaml`` (understanding measured, keyword
+triggers only beside keywords and examples: one case per pack, failing when a safety intent
+misses a phrase or an intent is under ``--min-recall``/``--min-precision``). ``--threshold``
+is about rule coverage only.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,6 +34,7 @@ from charter.cli.common import (
 from charter.cli.select import SelectError, case_keywords, compile_selection
 from charter.cli.test_report import Run, json_report, text_report, threshold_problem
 from charter.compile.compiled import CompiledPack
+from charter.compile.specs.phrases import IntentTable
 from charter.contracts.registry import Registry
 from charter.diagnostics import SourceCache, error, render_text, sort_diagnostics
 from charter.goals.planner import Planner, plan_case
@@ -69,6 +74,8 @@ def run(
     show_coverage: bool,
     all_installed: bool = False,
     keyword: str | None = None,
+    min_recall: float = 0.0,
+    min_precision: float = 0.0,
 ) -> int:
     if junit is not None and (why := unwritable(junit)) is not None:
         typer.echo(f"charter test: --junit-xml {junit}: {why}", err=True)
@@ -88,10 +95,11 @@ def run(
     packs, more = compile_all(found, reg)
     run = Run(diagnostics=sort_diagnostics([*diags, *more]))
     for pack in packs:
-        _test_pack(pack, reg, run, select)
+        _test_pack(pack, reg, run, select, (min_recall, min_precision))
     if junit is not None:
         junit.parent.mkdir(parents=True, exist_ok=True)
         props = {f"conversation_coverage.{c.pack}": c.summary() for c in run.talked}
+        props |= {f"understanding.{u.pack}": u.summary() for u in run.understood}
         junit.write_bytes(junit_xml(run.results, run.coverage, props, run.diagnostics))
     below = threshold_problem(run, threshold)
     if fmt is OutFormat.json:
@@ -116,8 +124,15 @@ def _selector(expression: str) -> Select:
     return select
 
 
-def _test_pack(pack: CompiledPack, reg: Registry, run: Run, select: Select | None) -> None:
-    """Every case of ``pack`` (those ``select`` keeps) into ``run``."""
+def _test_pack(
+    pack: CompiledPack,
+    reg: Registry,
+    run: Run,
+    select: Select | None,
+    minimums: tuple[float, float] = (0.0, 0.0),
+) -> None:
+    """Every case of ``pack`` (those ``select`` keeps) into ``run``; ``minimums``: the recall
+    and precision (percent) every intent of its intent table must reach."""
     plan = None
     if pack.goals is not None:
         planner = Planner(pack.goals, reg, pack.constants)
@@ -158,7 +173,33 @@ def _test_pack(pack: CompiledPack, reg: Registry, run: Run, select: Select | Non
                     ),
                 ]
             )
+    phrases = getattr(pack, "phrases", ())  # a pack cached before intent tables: none
+    table = IntentTable("intents", phrases[0].location) if phrases else None
+    if table is not None and (
+        select is None or select(pack.name, "intents", table.name, table.location.path)
+    ):
+        run.results.append(_understand(pack, reg, run, table, minimums))
     run.deselected += _count(pack) - (len(run.results) - before)
+
+
+def _understand(
+    pack: CompiledPack,
+    reg: Registry,
+    run: Run,
+    table: IntentTable,
+    minimums: tuple[float, float],
+) -> CaseResult:
+    """The pack's intent table measured (its report added to ``run``), as one case."""
+    # imported here: the planner and the embedder are loaded only for packs with a table
+    from charter.agent.parts import understander_for
+    from charter.conversations.understanding_report import report_for
+
+    started = time.perf_counter()
+    report = report_for(pack, reg, understander_for(pack, reg, None))
+    problems = tuple(report.problems(*minimums))
+    run.understood.append(report)
+    seconds = time.perf_counter() - started
+    return CaseResult(pack.name, table, {"understanding": report.as_dict()}, problems, seconds)
 
 
 def _keeps(select: Select, pack: str, talk: Conversation) -> bool:
@@ -169,7 +210,8 @@ def _count(pack: CompiledPack) -> int:
     """How many cases ``pack`` has in all (to count those ``-k`` left out)."""
     goals = len(pack.goals.cases) if pack.goals is not None else 0
     skills = sum(len(c.cases) for c in pack.skills.contracts) if pack.skills is not None else 0
-    return len(pack.cases) + goals + skills + len(getattr(pack, "conversations", ()))
+    tables = 1 if getattr(pack, "phrases", ()) else 0
+    return len(pack.cases) + goals + skills + len(getattr(pack, "conversations", ())) + tables
 
 
 def _converse(

@@ -16,6 +16,7 @@ from charter.reflect.testing import CaseResult, Coverage, summarize
 
 if TYPE_CHECKING:
     from charter.conversations.coverage import ConversationCoverage
+    from charter.conversations.understanding_report import UnderstandingReport
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Run:
     results: list[CaseResult] = field(default_factory=list)
     coverage: Coverage = field(default_factory=Coverage)
     talked: list[ConversationCoverage] = field(default_factory=list)
+    understood: list[UnderstandingReport] = field(default_factory=list)  # tests/intents.yaml
     diagnostics: list[Diagnostic] = field(default_factory=list)
     deselected: int = 0
 
@@ -76,6 +78,10 @@ def text_report(run: Run, verbose: bool, show_coverage: bool) -> str:
         out.append(f"conversation coverage: {talk.pack}: {talk.summary()}")
         if verbose or show_coverage:  # what no conversation exercised: long, asked for
             out += [f"not covered: {talk.pack}: {line}" for line in talk.missing()]
+    if run.understood:
+        from charter.conversations.understanding_report import render
+
+        out += [render(report).rstrip("\n") for report in run.understood]
     out.append(
         f"rule coverage: {coverage.percent:.1f}% of {len(coverage.rules)} rules "
         "(each seen passing and failing)"
@@ -114,6 +120,7 @@ def json_report(run: Run) -> dict[str, Any]:
             ],
         },
         "conversation_coverage": [c.as_dict() for c in run.talked],
+        "understanding": [u.as_dict() for u in run.understood],
         "summary": {
             "passed": passed,
             "failed": failed,

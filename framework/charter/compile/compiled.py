@@ -19,6 +19,8 @@ from charter.dsl import ast as A
 if TYPE_CHECKING:
     from charter.compile.conversations import Conversation
     from charter.compile.specs.learn import LearningSpec
+    from charter.compile.specs.phrases import IntentPhrase
+    from charter.compile.specs.understanding import UnderstandingSpec
 
 ACTION_PRECEDENCE = ("block", "escalate", "retry", "fix", "flag")
 
@@ -82,6 +84,10 @@ class CompiledPack:
     learning: LearningSpec | None = None  # learning.yaml and patches/*.yaml, if any
     responses: ResponsesSpec | None = None  # responses.yaml, contracts' reply:, confirm questions
     conversations: tuple[Conversation, ...] = ()  # tests/conversations/*.yaml (charter test)
+    # its intents' examples embedded, with the bands fitted from them (ARCHITECTURE §6a)
+    understanding: UnderstandingSpec | None = None
+    # tests/intents.yaml: the phrases ``charter test`` measures understanding on
+    phrases: tuple[IntentPhrase, ...] = ()
 
     def __hash__(self) -> int:
         return hash(self.digest)

@@ -91,8 +91,11 @@ class IntentChecks(GoalFileStage):
         """Two unrelated intents firing on one word of theirs: which one did the user mean?"""
         table = LiteralTable(spec.literals)
         builder = Builder(table.ids, self.constants, self.registry.predicates)
+        # a safety intent is checked before the others and meant to overlap them; an intent
+        # without a trigger fires on nothing
+        keyed = [i for i in spec.intents if i.trigger is not None and not i.safety]
         tests: dict[str, Callable[[Env], bool]] = {
-            i.id: builder.expr(i.trigger) for i in spec.intents
+            i.id: builder.expr(i.trigger) for i in keyed if i.trigger is not None
         }
         index = {str(item.id): n for n, item in enumerate(self.file.intents) if item is not None}
 
@@ -100,8 +103,8 @@ class IntentChecks(GoalFileStage):
             return tests[iid](Env("", text, {}, table, self.registry.extractors))
 
         reported: set[tuple[str, str]] = set()
-        for a in spec.intents:
-            for b in spec.intents:
+        for a in keyed:
+            for b in keyed:
                 if a.id >= b.id or a.parent == b.id or b.parent == a.id:
                     continue
                 for word in (*a.literals, *b.literals):

@@ -1,7 +1,8 @@
 """An intent's slots in ``goals.yaml`` and the templates naming them: part of the ``goals``
 stage, mixed into its ``GoalsCompiler`` (``charter.compile.goals``).
 
-A slot takes its value with exactly one of a regular expression and an extractor (CH013); the
+A slot takes its value with exactly one of a regular expression, an extractor and a role (the
+words around the value: CH319 when it has none, a blank one, or a type) (CH013); the
 expression must compile (CH105) and not backtrack catastrophically (CH112, a warning), its
 ``personal:`` kinds must fit what it can capture (``charter.compile.slot_pii``), the extractor
 must be installed (CH102), and a required slot needs a question (CH011). A template (an intent's
@@ -38,12 +39,14 @@ class SlotChecks(GoalFileStage):
             return None
         name = slot.name
         pattern, extractor = slot.regex or None, slot.extractor or None
-        if (pattern is None) == (extractor is None):
+        role = self.role(slot, ptr, name, iid) if slot.role is not None else None
+        if [pattern, extractor, slot.role].count(None) != 2:
             self._err(
                 "CH013",
-                f"slot '{name}' of intent '{iid}' needs exactly one of regex and extractor",
+                f"slot '{name}' of intent '{iid}' needs exactly one of regex, extractor and role",
                 ptr,
-                "regex: finds the value in the input; extractor: takes it from an extractor",
+                "regex: finds the value in the input; extractor: takes it from an extractor; "
+                "role: finds it by the words around it",
             )
         if pattern is not None:
             try:
@@ -78,6 +81,7 @@ class SlotChecks(GoalFileStage):
             name=name,
             regex=pattern,
             extractor=extractor,
+            role=role,
             type=kind if kind in S.SLOT_TYPES else "text",
             required=slot.required,
             ask=slot.ask,
@@ -89,6 +93,46 @@ class SlotChecks(GoalFileStage):
             personal=tuple(str(k) for k in slot.personal),
             memory_key=slot.memory_key or None,
         )
+
+    def role(self, slot: T.Slot, ptr: Pointer, name: str, iid: str) -> S.RoleSpec | None:
+        """``role:``: words on at least one side, none of them blank (CH319), and a value a
+        text slot holds. An unknown ``kind`` was reported by the schema (CH013)."""
+        role = slot.role
+        assert role is not None
+        at = (*ptr, "role")
+        words: dict[str, tuple[str, ...]] = {}
+        for side in ("before", "after"):
+            kept = []
+            for k, word in enumerate(getattr(role, side)):
+                if isinstance(word, str) and not word.strip():
+                    self._err(
+                        "CH319",
+                        f"a word of '{side}' in the role of slot '{name}' of intent '{iid}' "
+                        "is blank",
+                        (*at, side, k),
+                        "write the word as the customer says it (给, 收款人, 那边)",
+                    )
+                elif isinstance(word, str):
+                    kept.append(word.strip())
+            words[side] = tuple(dict.fromkeys(kept))
+        if not words["before"] and not words["after"]:
+            self._err(
+                "CH319",
+                f"the role of slot '{name}' of intent '{iid}' has no words to find it by",
+                at,
+                "list the words said before the value (before: [给, 向]) or after it "
+                "(after: [那边, 卡上])",
+            )
+            return None
+        if slot.type and slot.type != "text":
+            self._err(
+                "CH319",
+                f"slot '{name}' of intent '{iid}' reads a {role.kind or 'name'} by its role, "
+                f"which is no {slot.type}",
+                (*ptr, "type"),
+                "a role slot holds text: drop type:",
+            )
+        return S.RoleSpec(kind=role.kind or "name", before=words["before"], after=words["after"])
 
     def personal(
         self, pattern: regex.Pattern[str], slot: T.Slot, ptr: Pointer, name: str, iid: str

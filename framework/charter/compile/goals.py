@@ -130,7 +130,7 @@ class GoalsCompiler(SlotChecks, IntentChecks):
             literals=tuple(
                 sorted(
                     set().union(
-                        *(literals_of(i.trigger) for i in intents),
+                        *(literals_of(i.trigger) for i in intents if i.trigger is not None),
                         literals_of(cancel),
                         literals_of(correct),
                         *(literals_of(b.done) for i in intents for b in _bindings(i) if b.done),
@@ -144,17 +144,29 @@ class GoalsCompiler(SlotChecks, IntentChecks):
             root=limits.root or S.DEFAULT_ROOT,
             aggregate=limits.aggregate or S.DEFAULT_AGGREGATE,
             cases=tuple(self.cases(set(seen))),
+            out_of_scope=tuple(dict.fromkeys(self.file.out_of_scope)),
+            affirm=self.file.acts.affirm,
+            deny=self.file.acts.deny,
+            cancel_words=self.file.acts.cancel,
+            margin=self.file.understanding.margin,
+            safety_every_turn=self.file.understanding.safety_every_turn,
         )
         self.overlaps(spec)
         return spec
 
     def intent(self, item: T.Intent, ptr: Pointer, limits: T.Limits) -> S.IntentSpec | None:
         iid = item.id or ""
-        if not iid or item.trigger is None:
+        if not iid or (item.trigger is None and not item.examples):
             return None  # the schema reported it
-        trigger = self.expr(
-            item.trigger, (*ptr, "trigger"), f"the trigger of intent '{iid}'", TRIGGER_SUBJECTS
-        )
+        trigger = None
+        if item.trigger is not None:
+            trigger = self.expr(
+                item.trigger, (*ptr, "trigger"), f"the trigger of intent '{iid}'", TRIGGER_SUBJECTS
+            )
+            if trigger is None:
+                return None
+        if item.safety:
+            self.safety(item, ptr, iid)
         slots = tuple(
             s
             for j, written in enumerate(item.slots)
@@ -186,13 +198,11 @@ class GoalsCompiler(SlotChecks, IntentChecks):
             lambda binding, at: self.skill(binding, at, iid, [*names, *kept]),
             self._report,
         )
-        if trigger is None:
-            return None
         return S.IntentSpec(
             id=iid,
             describe=item.describe or iid,
             trigger=trigger,
-            literals=tuple(positive_literals(trigger)),
+            literals=tuple(positive_literals(trigger)) if trigger is not None else (),
             location=self.doc.loc(ptr),
             group=item.group or None,
             parent=item.parent or None,
@@ -207,7 +217,30 @@ class GoalsCompiler(SlotChecks, IntentChecks):
             confirm=bool(item.confirm),
             confirm_text=item.confirm if isinstance(item.confirm, str) else None,
             stages=staged,
+            examples=tuple(dict.fromkeys(item.examples)),
+            not_examples=tuple(dict.fromkeys(item.not_examples)),
+            threshold=item.threshold,
+            safety=item.safety,
+            handoff=item.handoff and item.safety,
         )
+
+    def safety(self, item: T.Intent, ptr: Pointer, iid: str) -> None:
+        """A safety intent answers with its own template at once: nothing to ask, run or
+        confirm first (CH383)."""
+        for key, what in (
+            ("slots", item.slots),
+            ("skill", item.skill),
+            ("confirm", item.confirm),
+            ("stages", item.stages),
+        ):
+            if what:
+                self._err(
+                    "CH383",
+                    f"safety intent '{iid}' has {key}:, which a safety intent cannot have",
+                    (*ptr, key),
+                    "a safety intent answers at once with its completed template; "
+                    "remove the key, or make it an ordinary intent (safety: false)",
+                )
 
     def skill(
         self, binding: T.SkillBinding | None, ptr: Pointer, iid: str, names: list[str]

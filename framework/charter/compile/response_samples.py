@@ -174,6 +174,8 @@ def _scopes(
     if intent is not None:
         base["goal"] = fill_slots(intent.description, slots)
         base["intent"] = intent.describe
+        if intent.handoff:
+            base["ticket"] = "T-000001"
     if event in ("slot_asked", "resumed") and intent is not None:
         for s in intent.slots:
             if s.required and s.ask:
@@ -209,8 +211,13 @@ def _scopes(
     elif event == "handed_off":
         message = (constants.get("messages") or {}).get("escalate", "")
         yield {**base, "ticket": "T-000001", "reason": "handoff", "message": message}
+    elif event == "clarification_asked":
+        names = [i.describe for i in (goals.intents if goals else ()) if not i.safety][:2]
+        if names:
+            yield {"first": names[0], "count": 1}
+            yield {"first": names[0], "second": names[-1], "count": len(names)}
     elif event == "unanswered":
-        abilities = [i.describe for i in (goals.intents if goals else ())]
+        abilities = [i.describe for i in (goals.intents if goals else ()) if not i.safety]
         yield {**base, "abilities": abilities} if intent is not None else {"abilities": abilities}
     else:
         yield base
@@ -228,8 +235,13 @@ def applies(event: str, intent: IntentSpec | None, goals: GoalsSpec | None) -> b
     if intent is None:
         if event.startswith("confirmation_"):
             return goals is not None and goals.confirm_split_over is not None
-        # a person asked for, nothing the pack can answer, 算了 with nothing open
+        # a person asked for, nothing the pack can answer, 算了 with nothing open; a question
+        # the examples left open
+        if event.startswith("clarification_"):
+            return goals is not None and any(i.examples for i in goals.intents)
         return event in ("handed_off", "unanswered", "cancelled")
+    if event.startswith("clarification_"):
+        return False  # a question about which intent: told before any goal of one exists
     required = any(s.required for s in intent.slots)
     return {
         "slot_asked": required,

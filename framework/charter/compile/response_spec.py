@@ -47,6 +47,10 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     "handed_off": ("ticket", "reason", "message"),
     "resumed": ("question",),
     "unanswered": ("abilities", "members"),
+    # the examples left two intents close (first, second) or one in the middle band (first):
+    # one question before anything is done (ARCHITECTURE §6a); and the no that answers it
+    "clarification_asked": ("first", "second", "count"),
+    "clarification_declined": (),
 }
 EVENTS = tuple(EVENT_FIELDS)
 COMMON_FIELDS = ("goal", "intent", "slots")
@@ -96,6 +100,8 @@ BUILTIN: dict[str, tuple[str, ...]] = {
         "抱歉，这个问题我暂时无法回答。我可以帮您办理{abilities}；如需人工服务，请说“转人工”。",
         "抱歉，这个问题我暂时无法回答；如需人工服务，请说“转人工”。",
     ),
+    "clarification_asked": ("请问您是想办理{first}，还是{second}？", "请问您是想办理{first}吗？"),
+    "clarification_declined": ("好的。请再具体说说您想办理什么；如需人工服务，请说“转人工”。",),
 }
 
 

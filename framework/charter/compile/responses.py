@@ -280,6 +280,8 @@ def compile_responses(
             if templates.mode is not None:
                 modes.append((iid, templates.mode))
             slots = [*(s.name for s in intents[iid].slots), *intents[iid].kept]
+            if intents[iid].handoff:  # a safety intent that called a person tells its ticket
+                slots.append("ticket")
             own = templates.written()
             for event in R.EVENTS:
                 if event not in own:

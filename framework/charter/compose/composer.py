@@ -102,7 +102,9 @@ class Composer:
         self.spec = spec
         self.teller = teller
         self.faq = faq
-        self.abilities = [i.describe for i in goals.intents] if goals is not None else []
+        # what the pack does for a customer: a safety intent is a reaction, not a service
+        intents = goals.intents if goals is not None else ()
+        self.abilities = [i.describe for i in intents if not i.safety]
         self.message = str((constants.get("messages") or {}).get("escalate", ""))
 
     def compose(self, events: Sequence[Event], *, turn: int, query: str) -> Composed:

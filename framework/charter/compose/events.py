@@ -24,7 +24,7 @@ from charter.goals.planner import Plan, fill_slots
 from charter.goals.plans import SlotUpdate
 from charter.skills.runner import SkillOutcome
 
-QUESTIONS = ("slot_asked", "confirmation_asked", "resumed", "invalid")
+QUESTIONS = ("slot_asked", "confirmation_asked", "resumed", "invalid", "clarification_asked")
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,7 @@ class TurnFacts:
     # (intent, slot) -> what the input gave that the slot's regex passed over as personal
     # data, in words (银行卡号): a question for that slot says it was not kept
     passed_over: Callable[[str, str], str | None] | None = None
+    tickets: Mapping[str, str] = field(default_factory=dict)  # safety goal -> its ticket
 
 
 def goal_scope(goal: GoalView, intent: IntentSpec | None) -> dict[str, Any]:
@@ -148,7 +149,10 @@ class _Build:
         return {**goal_scope(goal, self.intent(goal)), **extra}
 
     def event(self, kind: str, goal: GoalView, **extra: Any) -> Event:
-        return Event(kind, goal.id, goal.intent, self.scope(goal, **extra))
+        ticket = self.f.tickets.get(goal.id)
+        if ticket is not None:
+            extra = {"ticket": ticket, **extra}
+        return Event(kind, goal.id, goal.intent, self.scope(goal, **extra), ticket=ticket)
 
     # ---- 1 ------------------------------------------------------------------------------------
 
@@ -320,6 +324,12 @@ def turn_events(facts: TurnFacts) -> list[Event]:
         out += [b.event("already_done", g) for gid in facts.plan.mentions if (g := b.real(gid))]
     if facts.plan.dismissed:
         out.append(Event("cancelled"))
+    if facts.plan.clarify_declined:
+        out.append(Event("clarification_declined"))
+    if facts.plan.clarify and b.spec is not None:
+        names = [i.describe for c in facts.plan.clarify if (i := b.spec.intent(c)) is not None]
+        scope = {"first": names[0], "second": names[1] if len(names) > 1 else None}
+        out.append(Event("clarification_asked", scope={**scope, "count": len(names)}))
     if facts.handoff is not None:
         scope = {"ticket": facts.handoff, "reason": "handoff"}
         return [*out, Event("handed_off", scope=scope, ticket=facts.handoff)]
@@ -349,7 +359,10 @@ def turn_events(facts: TurnFacts) -> list[Event]:
         questions = [q for q in questions if q.kind != "confirmation_asked"]
         questions += b.grouped("confirmation_asked", waiting)
     out += questions
-    if not any(e.asks for e in out):
+    # after an emergency or a fraud report, the reply is that alone: the request left open is
+    # not brought up again in the same breath (the user may come back to it)
+    alarmed = facts.plan.layer == "safety"
+    if not any(e.asks for e in out) and not alarmed:
         left = [
             g
             for gid, g in facts.goals.items()

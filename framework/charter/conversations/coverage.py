@@ -66,6 +66,14 @@ class ConversationCoverage:
         }
 
 
+def _events(pack: CompiledPack) -> tuple[str, ...]:
+    """The event kinds a turn of the pack can have: the clarifying ones only when its intents
+    have examples."""
+    goals = pack.goals
+    examples = goals is not None and any(i.examples for i in goals.intents)
+    return tuple(e for e in EVENT_KINDS if examples or not e.startswith("clarification_"))
+
+
 def coverage_of(pack: CompiledPack, results: Iterable[ConversationResult]) -> ConversationCoverage:
     """The coverage of ``pack`` by the results of its conversations."""
     rs = [r for r in results if r.pack == pack.name]
@@ -79,6 +87,6 @@ def coverage_of(pack: CompiledPack, results: Iterable[ConversationResult]) -> Co
     return ConversationCoverage(
         pack.name,
         Part("intents", intents, frozenset(i for r in rs for i in r.intents)),
-        Part("events", EVENT_KINDS, frozenset(e for r in rs for e in r.events)),
+        Part("events", _events(pack), frozenset(e for r in rs for e in r.events)),
         templates,
     )

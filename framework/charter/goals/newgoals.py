@@ -9,7 +9,10 @@ pending goal's question."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
+
+import regex
 
 from charter.compile.env import Env
 from charter.compile.specs import goals as S
@@ -19,6 +22,10 @@ from charter.goals.segments import clauses, positions, segments
 from charter.goals.shapes import elliptical
 from charter.goals.slots import complete
 from charter.goals.tree import Tree
+
+# an answer that is only a value: at most this long, letters, digits and a few separators
+_BARE = 24
+_VALUE = regex.compile(r"[0-9A-Za-z][0-9A-Za-z .\-]*")
 
 if TYPE_CHECKING:
     from charter.goals.planner import Planner
@@ -36,6 +43,7 @@ class Build(Tree):
         skip: set[str] | None = None,
         skip_goals: set[str] | None = None,
         consumed: Sequence[Any] = (),
+        forced: Sequence[str] = (),
     ) -> None:
         super().__init__(planner.spec, planner.intents, state)
         self.p = planner
@@ -44,18 +52,32 @@ class Build(Tree):
         self.skip = skip or set()  # intents the input was about already (cancelled ones)
         self.skip_goals = skip_goals or set()  # goals a correction already updated
         self.consumed = list(consumed)  # values a correction applied: not a new request's
+        # intents decided before the triggers (by the examples, or a clarifying answer)
+        self.forced = tuple(forced)
 
     def plan(self, new_only: bool = False) -> Plan:
         """``new_only``: the input already did something to open goals (a cancellation or a
         correction); only intents without an open goal may still open new ones."""
         p, spec = self.p, self.spec
-        matched = [i for i in spec.intents if i.id not in self.skip and p.triggers[i.id](self.env)]
+        if self.forced:
+            matched = [p.intents[i] for i in self.forced if i in p.intents]
+        else:
+            matched = [
+                i
+                for i in spec.intents
+                if i.id not in self.skip and not i.safety and p.triggers[i.id](self.env)
+            ]
         if not matched:
             if new_only:
                 return Plan()
             answered = self.answers()
-            return answered if answered != Plan() else p.follow_up(self.text, self.state)
-        if not new_only:
+            if answered != Plan():
+                return replace(answered, layer="answer")
+            again = p.follow_up(self.text, self.state)
+            if again != Plan():
+                return again
+            return p.by_examples(self.env, self.text, self.state)
+        if not new_only and not self.forced:
             # 订单DD202405070007 while a return asks for its order number: the input is the
             # answer (its value and a word), not a new order query
             answered = self.answers()
@@ -122,6 +144,7 @@ class Build(Tree):
             asks=asks,
             awaits=tuple(self.awaits),
             mentions=tuple(self.mentions),
+            layer="example" if self.forced else "keyword",
         )
 
     def requests(
@@ -173,6 +196,8 @@ class Build(Tree):
                 if k in goal.missing
             }
             if not found:
+                found = self._bare(intent, goal.missing[0])
+            if not found:
                 return Plan()
             still = [m for m in goal.missing if m not in found]
             confirm = self.p.confirms(goal.intent)
@@ -185,6 +210,17 @@ class Build(Tree):
                 asks=(ask,) if ask else (),
             )
         return Plan()
+
+    def _bare(self, intent: S.IntentSpec, name: str) -> dict[str, Any]:
+        """A bare value answering the question for slot ``name`` (1234 to 请告诉我卡号后四位):
+        read as if the input had said what it is (卡号后四位1234)."""
+        slot = intent.slot(name)
+        text = self.text.strip()
+        if slot is None or not slot.label or len(text) > _BARE or not _VALUE.fullmatch(text):
+            return {}
+        said = f"{slot.label}{text}"
+        found = self.p.values(intent, said, self.state.now, self.state.preset)
+        return {name: found[name]} if name in found else {}
 
     def finish(self) -> list[Ask]:
         """The new goals' slots completed (``charter.goals.slots``); their questions."""

@@ -30,13 +30,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from charter.compile.env import Env
 from charter.compile.program import Program
 from charter.compile.specs import goals as S
 from charter.compile.specs.slots import SlotReader, fill_slots, slot_value
+from charter.compile.specs.understanding import Decision
 from charter.contracts.registry import Registry
+from charter.goals import acts, hearing
 from charter.goals.newgoals import Build
 from charter.goals.plans import (
     Ask,
@@ -50,6 +52,9 @@ from charter.goals.plans import (
 )
 from charter.goals.shapes import COMMON, elliptical, yes_or_no
 from charter.goals.tree import with_descendants, with_empty_parents
+
+if TYPE_CHECKING:
+    from charter.goals.understand import Understander
 
 __all__ = [
     "Ask",
@@ -66,14 +71,26 @@ __all__ = [
 ]
 
 
+def _never(env: Env) -> bool:
+    return False
+
+
 class Planner:
     def __init__(
-        self, spec: S.GoalsSpec, registry: Registry, constants: Mapping[str, Any] | None = None
+        self,
+        spec: S.GoalsSpec,
+        registry: Registry,
+        constants: Mapping[str, Any] | None = None,
+        understander: Understander | None = None,
     ) -> None:
         self.spec = spec
+        self.understander = understander
+        self.lexicon = acts.BUILTIN.extended(
+            affirm=spec.affirm, deny=spec.deny, cancel=spec.cancel_words
+        )
         self.program: Program[tuple[str, str]] = Program(
             [
-                *((("trigger", i.id), i.trigger) for i in spec.intents),
+                *((("trigger", i.id), i.trigger) for i in spec.intents if i.trigger is not None),
                 (("cancel", ""), spec.cancel),
                 (("correct", ""), spec.correct),
             ],
@@ -82,7 +99,10 @@ class Planner:
             literals=spec.literals,
         )
         self.table = self.program.table
-        self.triggers = {i.id: self.program[("trigger", i.id)] for i in spec.intents}
+        self.triggers = {
+            i.id: self.program[("trigger", i.id)] if i.trigger is not None else _never
+            for i in spec.intents
+        }
         self.cancel = self.program[("cancel", "")]
         self.correct = self.program[("correct", "")]
         self.intents = {i.id: i for i in spec.intents}
@@ -107,16 +127,64 @@ class Planner:
 
     def plan(self, text: str, state: SessionState) -> Plan:
         env = self.program.env(input=text)
+        clarifying = [g for g in state.goals if g.intent == S.CLARIFY_INTENT]
+        if clarifying:
+            state = replace(state, goals=tuple(g for g in state.goals if g not in clarifying))
+        goals = list(state.goals)
+        safety = hearing.keyword_safety(self, env)
+        screened = not safety and bool(safety := hearing.screened_safety(self, text))
+        if safety:
+            ids = tuple(g.id for g in clarifying)
+            plan = merge(Plan(aborts=ids), hearing.safety_plan(self, safety, goals))
+            if screened and self.understander is not None:
+                plan = replace(plan, heard=self.understander.hear(text))  # kept: not embedded again
+            return plan
+        act = acts.act_of(text, self.lexicon)
+        if clarifying:
+            resolved = self._clarified(env, text, act, clarifying[-1], state)
+            if resolved is not None:
+                return merge(Plan(aborts=tuple(g.id for g in clarifying)), resolved)
+            dropped = Plan(aborts=tuple(g.id for g in clarifying))
+            return merge(dropped, self._plan(env, text, state, act))
+        return self._plan(env, text, state, act)
+
+    def _clarified(
+        self, env: Env, text: str, act: acts.Act, goal: OpenGoal, state: SessionState
+    ) -> Plan | None:
+        """The answer to a clarifying question: the plan of the candidate it picks, a no, or
+        None (the input is about something else)."""
+        candidates = [c for c in goal.slots.get("candidates") or () if c in self.intents]
+        pick = hearing.chosen(self, env, text, act, candidates)
+        if pick is None:
+            if act in (acts.Act.DENY, acts.Act.CANCEL):
+                return Plan(clarify_declined=True, layer="act")
+            return None
+        values = goal.slots.get("values") or {}
+        given = hearing.preset_for(self, state, pick, values, text)
+        built = Build(self, env, text, given, forced=(pick,)).plan()
+        return replace(built, layer="clarified")
+
+    def _plan(self, env: Env, text: str, state: SessionState, act: acts.Act) -> Plan:
         goals = list(state.goals)
         awaiting = [g for g in goals if g.awaiting]
-        answer = yes_or_no(text)
+        answer = True if act is acts.Act.AFFIRM else None
+        # a stop that names what it stops (转账不用了 / 不转了 in the pack's cancel:) is a
+        # cancellation, told as one; a bare no (不用了 / 先别弄了) declines what awaits
+        if act is acts.Act.DENY or (
+            act is acts.Act.CANCEL and (yes_or_no(text) is False or not self.cancel(env))
+        ):
+            answer = False
         if awaiting and answer is True:
             ready = tuple(g.id for g in awaiting if not g.missing)
             asks = tuple(
                 a for g in awaiting if g.missing and (a := self._ask(g.intent, g.missing, g.id))
             )
             return Plan(
-                activate=ready, questions=tuple(a.text for a in asks), asks=asks, accepted=True
+                activate=ready,
+                questions=tuple(a.text for a in asks),
+                asks=asks,
+                accepted=True,
+                layer="act",
             )
         done = state.done
         if (
@@ -131,7 +199,11 @@ class Planner:
             return Plan(mentions=(done.id,), repeated=True)
         if awaiting and answer is False:
             ids = [g.id for g in awaiting]
-            return Plan(aborts=with_empty_parents(ids, goals), declined=True)
+            return Plan(aborts=with_empty_parents(ids, goals), declined=True, layer="act")
+        asking = [g for g in goals if g.status == "pending" and g.missing]
+        if asking and act is acts.Act.CANCEL and not self.cancel(env):
+            # 等等，先不弄了 while a question is pending: the request asked about is dropped
+            return Plan(aborts=with_descendants(asking[-1], goals), layer="act")
         if awaiting and self.cancel(env):
             # 算了 drops what awaits the yes; 取消转账 the awaiting transfer only; a cancellation
             # naming another goal is an ordinary one (below)
@@ -167,6 +239,21 @@ class Planner:
         if not goals and merged == Plan() and self.cancel(env):
             return Plan(dismissed=True)
         return merged
+
+    def by_examples(self, env: Env, text: str, state: SessionState) -> Plan:
+        """No trigger fired and the input answers nothing: what its nearest examples say
+        (ARCHITECTURE §6a). A safety intent they open comes first."""
+        if self.understander is None:
+            return Plan()
+        heard = self.understander.hear(text)
+        if heard.safety:
+            return replace(hearing.safety_plan(self, heard.safety, state.goals), heard=heard)
+        if heard.decision is Decision.OPEN:
+            built = Build(self, env, text, state, forced=heard.intents).plan()
+            return replace(built, layer="example", heard=heard)
+        if heard.decision in (Decision.CLARIFY, Decision.CONFIRM):
+            return hearing.clarify_plan(self, heard, text, state)
+        return Plan(heard=heard)
 
     def _elsewhere(self, env: Env, intent: str) -> bool:
         """The input asks for another intent than ``intent`` (订单…要换货，换成XL码 after a

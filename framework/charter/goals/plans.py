@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from charter.compile.specs.understanding import Heard
 
 
 def merge(first: Plan, then: Plan) -> Plan:
@@ -24,6 +27,10 @@ def merge(first: Plan, then: Plan) -> Plan:
         mentions=(*first.mentions, *then.mentions),
         accepted=first.accepted or then.accepted,
         declined=first.declined or then.declined,
+        clarify=then.clarify or first.clarify,
+        clarify_declined=first.clarify_declined or then.clarify_declined,
+        layer=then.layer or first.layer,
+        heard=then.heard or first.heard,
     )
 
 
@@ -136,6 +143,13 @@ class Plan:
     # a yes with nothing awaiting it, right after an action was done: it is done already
     # (``mentions`` holds that goal; its result is told again, never executed again)
     repeated: bool = False
+    # the examples left the request open (ARCHITECTURE §6a): one question naming these intents
+    # (two: which one; one: "您是想…吗"), kept as a clarify goal (plan.goals) until answered
+    clarify: tuple[str, ...] = ()
+    clarify_declined: bool = False  # the answer to such a question was a no
+    # which layer decided the input: safety, act, keyword, example, clarified, answer, "" (none)
+    layer: str = ""
+    heard: Heard | None = field(default=None, compare=False)  # what the examples said
 
     def as_dict(self) -> dict[str, Any]:
         """The plan with empty parts left out: what planner tests compare."""
@@ -151,6 +165,8 @@ class Plan:
                 out[key] = list(getattr(self, key))
         if self.confirm:
             out["confirm"] = self.confirm
+        if self.clarify:
+            out["clarify"] = list(self.clarify)
         return out
 
 

@@ -24,6 +24,7 @@ from charter.goals.planner import Ask, OpenGoal, Plan, Planner, SessionState
 from charter.goals.session import SessionGoals
 from charter.goals.store import GoalStoreProtocol, TransitionResult
 from charter.goals.tables import Goal
+from charter.goals.understand import Understander
 from charter.store.clock import utcnow
 
 AWAITING = "_awaiting"
@@ -61,12 +62,13 @@ class GoalTracker:
         clock: Callable[[], datetime] = utcnow,
         constants: Mapping[str, Any] | None = None,
         scrub: Callable[[str], str] | None = None,
+        understander: Understander | None = None,
     ) -> None:
         self.spec = spec
         # the input quoted in each history row's trigger: scrubbed of personal data when the
         # agent gives its write pipeline's scrubber
         self._scrub = scrub or (lambda text: text)
-        self.planner = Planner(spec, registry, constants)
+        self.planner = Planner(spec, registry, constants, understander)
         self.store = store
         self.clock = clock
 

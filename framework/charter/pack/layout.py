@@ -33,6 +33,7 @@ PACK_FILES = (
 SKILLS_DIR = "skills"
 TESTS_DIR = "tests"
 CONVERSATIONS_DIR = "conversations"
+INTENTS_FILE = "intents.yaml"  # tests/intents.yaml: the intent test table
 _DOC_SUFFIXES = frozenset({".md", ".txt", ".rst"})
 _DOC_STEMS = ("readme", "license", "licence", "changelog", "notice", "authors")
 
@@ -151,17 +152,26 @@ def _audit_dir(directory: Path, display: str, what: str) -> list[Diagnostic]:
 def _audit_tests(directory: Path, display: str) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for entry in _entries(directory):
+        if entry.name == INTENTS_FILE:
+            bad = _not_regular(entry, f"{display}/{entry.name}")
+            out += [bad] if bad is not None else []
+            continue
         if entry.name == CONVERSATIONS_DIR or _expected(entry):
             continue
         kind = "directory" if entry.is_dir() else "file"
+        hint = did_you_mean(entry.name, (INTENTS_FILE, CONVERSATIONS_DIR + "/"))
         out.append(
             warning(
                 "CH005",
-                f"{kind} {entry.name} is not read: a pack's tests are the tests: of each file "
-                f"and the conversations in {TESTS_DIR}/{CONVERSATIONS_DIR}/",
+                f"{kind} {entry.name} is not read: a pack's tests are the tests: of each file, "
+                f"the conversations in {TESTS_DIR}/{CONVERSATIONS_DIR}/ and the intent table "
+                f"{TESTS_DIR}/{INTENTS_FILE}",
                 Location(f"{display}/{entry.name}"),
-                "put rule cases under tests: in rules.yaml, conversations in "
-                f"{TESTS_DIR}/{CONVERSATIONS_DIR}/*.yaml",
+                hint
+                if hint.startswith("did you mean")
+                else "put rule cases under tests: in rules.yaml, conversations in "
+                f"{TESTS_DIR}/{CONVERSATIONS_DIR}/*.yaml, intent phrases in "
+                f"{TESTS_DIR}/{INTENTS_FILE}",
             )
         )
     return out + _audit_dir(

@@ -19,7 +19,7 @@ from packaging.version import Version
 from charter._version import __version__
 from charter.diagnostics import Diagnostic, Location, error, warning
 from charter.pack.extends import Edge, cycle_error, inherit, resolve_extends
-from charter.pack.layout import audit
+from charter.pack.layout import INTENTS_FILE, audit
 from charter.pack.model import PackSource, RuleSource, patches_dir
 from charter.pack.reading import display_path, read_file
 from charter.pack.rules import read_cases, read_rules
@@ -122,6 +122,7 @@ class Loader:
         conversations = self._read_all(
             root / "tests" / "conversations", "*.yaml", "conversations", files
         )
+        intents = next(iter(self._read_all(root / "tests", INTENTS_FILE, "intents", files)), None)
         unread = audit(root, display_path(root), where)
         self.diagnostics.extend(unread)
         # a pack of goals or skills alone may leave the answers to the rulesets of the packs
@@ -162,6 +163,7 @@ class Loader:
             responses=docs["responses"],
             patches=patches,
             conversations=conversations,
+            intents=intents,
         )
         loaded = _Loaded(source, rules_at)
         self._done[root] = loaded

@@ -118,6 +118,7 @@ class PackSource:
     responses: LocatedDoc | None = None  # the pack's own responses.yaml
     patches: tuple[LocatedDoc, ...] = ()  # <patches_dir>/*.yaml, by file name
     conversations: tuple[LocatedDoc, ...] = ()  # tests/conversations/*.yaml, by file name
+    intents: LocatedDoc | None = None  # tests/intents.yaml: the intent test table
 
     def constants(self) -> dict[str, Any]:
         """What ``pack.<path>`` refers to in the DSL."""

@@ -48,6 +48,7 @@ KINDS: dict[str, FileKind] = {
             "tests/conversations/*.yaml",
             required=False,
         ),
+        FileKind("intents", "intents.json", "tests/intents.yaml", required=False),
     )
 }
 

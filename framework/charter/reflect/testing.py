@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from charter.compile.compiled import CompiledCase, CompiledPack
 from charter.compile.specs.goals import GoalCase
+from charter.compile.specs.phrases import IntentTable
 from charter.compile.specs.skills import SkillCase
 from charter.diagnostics import Diagnostic, Location
 from charter.reflect.engine import CheckResult, Engine
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class CaseResult:
     pack: str
-    # of rules.yaml, goals.yaml, a skill contract or tests/conversations/*.yaml
-    case: CompiledCase | GoalCase | SkillCase | Conversation
+    # of rules.yaml, goals.yaml, a skill contract, tests/conversations/*.yaml or tests/intents.yaml
+    case: CompiledCase | GoalCase | SkillCase | Conversation | IntentTable
     result: CheckResult | Mapping[str, Any]  # the check, or the plan (the turns) as a dict
     problems: tuple[str, ...]
     seconds: float
@@ -39,7 +40,9 @@ class CaseResult:
 
     @property
     def kind(self) -> str:
-        """rules, planner, skill or conversation: where the case is written."""
+        """rules, planner, skill, conversation or intents: where the case is written."""
+        if isinstance(self.case, IntentTable):
+            return "intents"
         if isinstance(self.case, CompiledCase):
             return "rules"
         if isinstance(self.case, GoalCase):

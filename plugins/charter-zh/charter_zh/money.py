@@ -5,14 +5,18 @@ Matched: ``¥1,234.50``, ``￥99``, ``1234.5元``, ``1,234.50 元``, ``1.2万元
 (``3块5``, ``3块5毛``, ``3元5角``: 3.5); US dollars as unit ``"USD"``: ``$5``, ``US$5``,
 ``USD 5``, ``5美元``, ``5美金``, ``5 USD``.
 
+Spoken amounts with a marker (``charter_zh.spoken``): lower-case and mixed numerals
+(``五百块``, ``两千元``, ``三千五百元``, ``一万二千块钱``, ``2万5千元``: value 25000), and
+approximate ones with ``attrs["approximate"] = True`` (``八百来块``, ``五百多块``, ``500多元``,
+``两三千块``: the lower end). They have ``attrs["spoken"] = True`` and are written canonically
+as two decimals and 元 (``3500.00元``; an approximate one has no canonical form).
+
 Deliberately not matched:
 
 * a number without a currency marker (``2024年``, ``100%``, ``3个``, ``1.2万``);
 * other currencies (``100日元``, ``100港元``, ``HK$100``, ``€5``) — they are not CNY and
   naming them USD would be wrong;
-* amounts in Chinese numerals, upper-case (``壹佰元``, see ``money_upper``) or lower-case
-  (``一百元``, ``三块``): lower-case numerals are mostly counts, and a partial parse would
-  be worse than none;
+* amounts in upper-case Chinese numerals (``壹佰元``, see ``money_upper``);
 * Arabic digits glued to upper-case numerals (``壹佰2元``) or to ASCII letters/digits (``A100元``);
 * ``块`` used as a measure word: ``3块蛋糕`` (``块`` followed by a CJK noun) is not money;
 * the sign: ``-100元`` yields ``100元``; ranges like ``1-3元`` yield ``3元``;
@@ -39,6 +43,7 @@ from charter_zh._common import (
     number_before,
     number_glued_before,
 )
+from charter_zh.spoken import marked_amounts
 from charter_zh.web import outside_links
 
 # Optional parts are written (?:x|) rather than (?:x)?: the same matches, and cheaper in re
@@ -78,6 +83,13 @@ _ASCII_CODES = frozenset({"RMB", "CNY", "USD"})
 _KUAI_FOLLOWERS = frozenset("钱的左了吧呢啊呀吗哦嘛就都也还起以多")
 _UPPER_NUMERALS = frozenset("零壹贰叁肆伍陆柒捌玖拾佰仟万亿貳參陸萬億")
 _FEN = Decimal("0.01")
+# a lower-case numeral or an approximation right before a currency word: a spoken amount may be
+# there (三千五百元, 八百来块, 500多元)
+_SPOKEN_HINT = re.compile("[零〇一二两三四五六七八九十百千万亿来多余几](?:块|元|美[元金])")
+
+
+def _start(item: Item) -> int:
+    return item.start
 
 
 def _prefix_pattern(mark: str) -> re.Pattern[str]:
@@ -363,6 +375,15 @@ class MoneyExtractor:
     has_units: bool = True
 
     def extract(self, text: str) -> tuple[Item, ...]:
+        items = self._arabic(text)
+        if ("元" in text or "块" in text or "美" in text) and _SPOKEN_HINT.search(text):
+            spoken = marked_amounts(text)
+            if spoken:
+                return non_overlapping(outside_links(text, sorted([*items, *spoken], key=_start)))
+        return items
+
+    def _arabic(self, text: str) -> tuple[Item, ...]:
+        """The amounts written with Arabic digits (below, the spoken ones are added)."""
         if (
             "R" in text
             or "C" in text
@@ -414,6 +435,10 @@ class MoneyExtractor:
             return None
         if attrs.get("jiao"):  # 3块5 -> 3.50元
             return f"{number}元"
+        if attrs.get("spoken"):  # 三千五百元 -> 3500.00元; 八百来块: no amount to write
+            if attrs.get("approximate"):
+                return None
+            return f"{number}美元" if found[0].unit == "USD" else f"{number}元"
         prefix = attrs["prefix"] or ""
         m = _PREFIXED.fullmatch(item.text) if prefix else _FULL_SUFFIXED.fullmatch(item.text)
         if m is None:

@@ -1,4 +1,4 @@
-"""The ``zh`` plugin: fourteen Chinese extractors, one predicate, five PII recognizers and
+"""The ``zh`` plugin: sixteen Chinese extractors, one predicate, five PII recognizers and
 seven formatters.
 
 ``charter_register_extractors`` returns ``EXTRACTORS``; ``charter_register_predicates`` the
@@ -22,6 +22,7 @@ from charter.contracts.rules import Extractor, Formatter, Predicate
 from charter.plugins.hookspecs import hookimpl
 from charter_zh.address import AddressExtractor
 from charter_zh.bank_card import BankCardExtractor
+from charter_zh.card_tail import CardTailExtractor
 from charter_zh.claims import BackedByMemory, UserClaimExtractor
 from charter_zh.dates import DateExtractor
 from charter_zh.formatters import FORMATTERS
@@ -32,6 +33,7 @@ from charter_zh.money_upper import MoneyUpperExtractor
 from charter_zh.percent import PercentExtractor
 from charter_zh.phone import PhoneExtractor
 from charter_zh.pii import recognizers
+from charter_zh.spoken import SpokenAmountExtractor
 from charter_zh.tax_doc import TaxDocExtractor
 from charter_zh.times import TimeExtractor
 from charter_zh.web import EmailExtractor, UrlExtractor
@@ -51,6 +53,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
     AddressExtractor(),
     TimeExtractor(),
     UserClaimExtractor(),
+    SpokenAmountExtractor(),
+    CardTailExtractor(),
 )
 PREDICATES: tuple[Predicate, ...] = (BackedByMemory(),)
 

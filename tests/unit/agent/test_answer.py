@@ -22,7 +22,7 @@ KEY = base64.b64encode(bytes(range(32))).decode()
 NOW = datetime(2024, 5, 1, 2, 0, tzinfo=UTC)
 BALANCE = "尾号1234的活期储蓄账户余额为¥12,345.60（壹万贰仟叁佰肆拾伍元陆角），数据截至2024-05-01。"
 QUESTION = "你们周末营业吗"
-FOLLOW_UP = "这张卡里的钱够交学费吗"
+FOLLOW_UP = "这个数够孩子上学用吗"
 Open = Callable[..., tuple[Agent, ScriptedLLM]]
 
 

@@ -134,8 +134,10 @@ def test_help_lists_every_command_in_table_order(capsys: pytest.CaptureFixture[s
     assert main(["--help"]) == 0
     listed = capsys.readouterr().out.split("Commands:\n")[1].splitlines()
     assert [line.split()[0] for line in listed] == [c.name for c in COMMANDS]
-    assert listed[0] == "  validate  Load, schema-check and compile packs."
-    assert listed[4] == "  plugins   List plugins: distribution, version, status, and what each..."
+    assert listed[0] == "  validate    Load, schema-check and compile packs."
+    assert (
+        listed[4] == "  plugins     List plugins: distribution, version, status, and what each..."
+    )
 
 
 @pytest.mark.parametrize(

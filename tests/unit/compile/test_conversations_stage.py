@@ -374,5 +374,5 @@ def test_times(text: str, ok: bool) -> None:
 
 
 def test_event_kinds_are_the_goal_events_plus_the_turns_told_without_them() -> None:
-    assert len(EVENT_KINDS) == len(set(EVENT_KINDS)) == 17
+    assert len(EVENT_KINDS) == len(set(EVENT_KINDS)) == 19
     assert EVENT_KINDS[:3] == ("slot_asked", "slot_corrected", "slot_carried")

@@ -85,7 +85,7 @@ def test_the_readme_shows_the_same_conversation() -> None:
     readme = pages.blocks(ROOT / "README.md")
     shown = [text for info, text in readme if info == "text" and "U: " in text]
     (tested,) = [t for info, t in blocks() if info == "text"]
-    assert shown[0] == tested
+    assert shown[1] == tested  # the first is the understanding one (below)
 
 
 def _said(text: str) -> list[tuple[str, str]]:
@@ -102,7 +102,8 @@ def _said(text: str) -> list[tuple[str, str]]:
 
 
 def test_the_readme_journeys_are_the_finance_conversation_tests() -> None:
-    """Each turn of the README's second transcript is a turn of a finance conversation test,
+    """Each turn of the README's third transcript (and its first) is a turn of a finance
+    conversation test,
     with that exact reply: what the README shows is what `charter test` checks."""
     readme = pages.blocks(ROOT / "README.md")
     shown = [text for info, text in readme if info == "text" and "U: " in text]
@@ -113,6 +114,9 @@ def test_the_readme_journeys_are_the_finance_conversation_tests() -> None:
                 reply = (turn.get("expect") or {}).get("reply")
                 if isinstance(reply, str):
                     tested.add((turn["user"], reply))
-    pairs = _said(shown[1])
+    pairs = _said(shown[2])
     assert len(pairs) == 6
     assert [p for p in pairs if p not in tested] == []
+    understood = _said(shown[0])  # an intent as customers say it
+    assert len(understood) == 4
+    assert [p for p in understood if p not in tested] == []

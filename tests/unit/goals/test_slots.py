@@ -48,3 +48,137 @@ def test_regex_slots_and_personal_data(
     registry: Registry, pattern: str, text: str, personal: tuple[str, ...], expected: Any
 ) -> None:
     assert read(registry, pattern, text, personal) == expected
+
+
+# ---- slots as people say them (issue 31) ------------------------------------------------------
+
+PAYEE = S.RoleSpec(
+    kind="name", before=("给", "向", "往", "到", "收款人"), after=("那边", "卡上", "的卡", "账上")
+)
+
+
+def read_slot(registry: Registry, slot: S.SlotSpec, text: str, extractors: Any = None) -> Any:
+    none: Any = None
+    intent = S.IntentSpec("i", "", none, (), Location("goals.yaml"), slots=(slot,))
+    spec = S.GoalsSpec((intent,), none, none, ())
+    found = registry.extractors if extractors is None else extractors
+    reader = SlotReader(spec, found, registry.pii_recognizers.values())
+    return reader.values(intent, text, NOW).get(slot.name)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("转800给李四", "800"),
+        ("汇三千五给张三", "3500"),
+        ("帮我往李四卡上打八百", "800"),
+        ("一万二", "12000"),
+        ("两千", "2000"),
+        ("2千", "2000"),
+        ("1.5万", "15000"),
+        ("五百块", "500"),  # money's own, lower-case
+        ("转2万5千元", "25000"),
+        ("大概3000", "3000"),
+        ("3000左右", "3000"),
+        # approximate: no value, the slot's question is asked
+        ("给李四转八百来块", None),
+        ("五百多块", None),
+        ("八百来", None),
+        ("两三千", None),
+        # no amount at all
+        ("看看6666那张卡", None),
+        ("尾号1234的卡给张三转", None),
+        ("2024年3月5号8点", None),
+        ("买三个", None),
+        ("我的手机13812345678", None),
+    ],
+)
+def test_a_money_slot_reads_amounts_as_said(
+    registry: Registry, text: str, expected: str | None
+) -> None:
+    slot = S.SlotSpec(name="amount", extractor="money")
+    assert read_slot(registry, slot, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("5万", "50000"),  # bare_amounts: a number with 万 or 千
+        ("2000", "2000"),  # ... or the whole text a number
+        ("转800给李四", None),  # no spoken_amount: a bare number inside a sentence is not read
+        ("八百", None),
+    ],
+)
+def test_without_spoken_amount_a_money_slot_reads_bare_amounts(
+    registry: Registry, text: str, expected: str | None
+) -> None:
+    slot = S.SlotSpec(name="amount", extractor="money")
+    only_money = {"money": registry.extractors["money"]}
+    assert read_slot(registry, slot, text, only_money) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("转800给李四", "李四"),
+        ("给李四转800", "李四"),
+        ("汇800到李四", "李四"),
+        ("李四那边打800", "李四"),
+        ("往李四卡上打八百", "李四"),
+        ("帮我给张三汇三千五", "张三"),
+        ("收款人换成李四", "李四"),
+        ("收款人是王小明", "王小明"),
+        ("收款人：欧阳娜娜", "欧阳娜娜"),
+        ("给欧阳娜娜转500", "欧阳娜娜"),
+        ("王小明那边打钱", "王小明"),
+        ("麻烦李四那边打800", "李四"),
+        ("给张三的卡转", "张三"),
+        ("给张三五百", "张三"),
+        ("向张三支付100", "张三"),
+        ("给钱多多转账1000元", "钱多多"),  # 钱 is a surname
+        ("到时候给李四转", "李四"),  # 时候 is no name
+        # no name: a pronoun, a kinship word, oneself
+        ("给我妈打两千块生活费", None),
+        ("给妈妈转500", None),
+        ("给自己转500", None),
+        ("转500", None),
+    ],
+)
+def test_a_role_slot_reads_a_name_on_either_side(
+    registry: Registry, text: str, expected: str | None
+) -> None:
+    slot = S.SlotSpec(name="payee", role=PAYEE)
+    assert read_slot(registry, slot, text) == expected
+
+
+def test_a_role_slot_with_multiple_takes_each_name_in_order(registry: Registry) -> None:
+    slot = S.SlotSpec(name="payee", role=PAYEE, multiple=True)
+    assert read_slot(registry, slot, "李四那边打800，再给张三转500") == ["李四", "张三"]
+
+
+ECOM_ORDER = r"(?<![0-9A-Za-z+])(?P<value>(?:DD)?[0-9]{12,15})(?![0-9])"
+COUPON = r"(?<![A-Za-z0-9])(?P<value>[A-Za-z]{2,8}[0-9]{1,4})(?![A-Za-z0-9])"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        (ECOM_ORDER, "订单DD202405070007", "DD202405070007"),
+        (ECOM_ORDER, "订单dd202405070007到哪了", "DD202405070007"),
+        (ECOM_ORDER, "订单 DD 2024 0507 0007", "DD202405070007"),
+        (ECOM_ORDER, "DD-202405070007", "DD202405070007"),
+        (ECOM_ORDER, "dd-2024-0507-0007", "DD202405070007"),
+        (ECOM_ORDER, "订单号202405070007", "202405070007"),
+        # the strict reading found a number: another is not glued on
+        (ECOM_ORDER, "订单号123456789012 345", "123456789012"),
+        # a card number typed in groups is still personal data, passed over
+        (ORDER, "退款打到 6222 0268 1539 8387", None),
+        (COUPON, "用了券码save20", "SAVE20"),
+        (COUPON, "优惠码 SAVE20", "SAVE20"),
+        (ORDER, "快递到哪了", None),
+    ],
+)
+def test_identifiers_typed_loosely_are_stored_as_their_pattern_spells_them(
+    registry: Registry, pattern: str, text: str, expected: str | None
+) -> None:
+    assert read(registry, pattern, text) == expected

@@ -234,7 +234,7 @@ def test_the_negation_trigger_can_be_switched_off(open_agent: Open) -> None:
 # ---- entropy ------------------------------------------------------------------------------------
 
 # no intent claims it (nor an FAQ entry): in assisted mode the model answers
-OPEN = "稳健一点的产品一般怎么选"
+OPEN = "风险承受能力是什么意思"
 
 
 def _answer(logprob: float) -> dict[str, Any]:
@@ -263,7 +263,7 @@ def test_entropy_above_the_threshold_fires(
         (entry,) = log(agent)
         # no goal to name: the hypothesis quotes the user's words
         assert entry.hypothesis == (
-            "模型对“稳健一点的产品一般怎么选”的回答没有把握（平均熵4.00 > 3.2）"
+            "模型对“风险承受能力是什么意思”的回答没有把握（平均熵4.00 > 3.2）"
         )
         assert [e.type for e in entry.evidence] == ["user_input"]
 

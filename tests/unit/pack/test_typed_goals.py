@@ -36,13 +36,15 @@ def test_a_shipped_goals_file_reads_whole() -> None:
     assert goals.cancel.startswith("input ")
     assert goals.correct == ""
     assert [i.id for i in goals.intents if i is not None] == [
+        "fraud",
+        "card-lost",
         "account-query",
         "wealth-product",
         "transfer",
         "quarterly-report",
         "invoice",
     ]
-    transfer = goals.intents[2]
+    transfer = goals.intents[4]
     assert transfer is not None
     assert (transfer.describe, transfer.group, transfer.timeout) == ("转账", "账户服务", "10m")
     assert [s.name for s in transfer.slots if s is not None] == [
@@ -59,6 +61,12 @@ def test_a_shipped_goals_file_reads_whole() -> None:
         "session",
         "收款人",
         "",
+    )
+    assert payee.role is not None  # read by the words around it: 给李四 / 李四那边
+    assert (payee.role.kind, payee.role.before[:2], payee.role.after[:1]) == (
+        "name",
+        ("给", "向"),
+        ("那边",),
     )
     assert transfer.inherits == ("card_tail",)
     assert transfer.confirm is True

@@ -28,7 +28,7 @@ def test_health(client: TestClient) -> None:
         "status": "ok",
         "version": __version__,
         "tenant": "globex",
-        "pack": {"name": "ecommerce", "version": "0.1.0", "rules": 7, "skills": 5, "intents": 7},
+        "pack": {"name": "ecommerce", "version": "0.1.0", "rules": 7, "skills": 5, "intents": 8},
         "model": {"backend": "scripted"},
         "database": {"dialect": "sqlite", "reachable": True, "writable": True, "fault": None},
         "breakers": [{"name": "order_lookup", "state": "closed", "strikes": 0, "retry_in_s": 0.0}],

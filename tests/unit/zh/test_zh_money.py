@@ -66,7 +66,15 @@ NEGATIVE = [
     "型号A100元",  # glued to an ASCII letter: a code, not an amount
     "壹佰2元",  # digits inside an upper-case amount
     "壹万贰仟叁佰肆拾伍元陆角",
-    "一百元",  # lower-case numerals are left out on purpose
+    "一元二次方程",  # 元 in a word
+    "二元论",
+    "三块蛋糕",  # 块 as a measure word, in lower-case numerals too
+    "我们一块去",
+    "买了三个",  # a count: no currency
+    "壹万元",  # upper-case: money_upper's (万 is no lower-case numeral alone)
+    "壹万零贰元",
+    "第三元",
+    "几百块",  # no number said
     "3块蛋糕",  # 块 as a measure word
     "这个3块50",  # a spoken amount too loose to read
     "1万块5",

@@ -1,4 +1,4 @@
-"""The ``zh`` plugin registers its fourteen extractors and one predicate through Charter's plugin host (its PII
+"""The ``zh`` plugin registers its sixteen extractors and one predicate through Charter's plugin host (its PII
 recognizers are tested in ``test_zh_pii``)."""
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ NAMES = {
     "address": ("text", False),
     "time": ("date", False),
     "user_claim": ("text", False),
+    "spoken_amount": ("number", True),
+    "card_tail": ("text", False),
 }
 
 
-def test_registers_exactly_the_fourteen_extractors_and_the_predicate() -> None:
+def test_registers_exactly_the_sixteen_extractors_and_the_predicate() -> None:
     pm, diags = make_plugin_manager(load_entry_points=False)
     assert diags == []
     pm.register(charter_zh.plugin, name="zh")

@@ -28,7 +28,21 @@ DEFAULT_ROOT = "综合请求"
 DEFAULT_AGGREGATE = "综合查询"
 AGGREGATE_INTENT = "aggregate"
 ROOT_INTENT = "root"
+# a question the examples left open (您是想查询余额，还是转账？), kept as a goal of the session
+# until the next input answers it
+CLARIFY_INTENT = "clarify"
 SLOT_TYPES = ("text", "number", "date", "time")
+
+
+@dataclass(frozen=True)
+class RoleSpec:
+    """``role:`` of a slot: a value of a built-in ``kind`` (``name``: a personal name) found
+    right after a ``before`` word (给李四) or right before an ``after`` word (李四那边), whichever
+    side of the verb and the amount it stands on (``charter.compile.specs.roles``)."""
+
+    kind: str = "name"
+    before: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -36,6 +50,7 @@ class SlotSpec:
     name: str
     regex: str | None = None  # source of a pattern for the `regex` module
     extractor: str | None = None
+    role: RoleSpec | None = None  # the third way to read a value: by the words around it
     type: str = "text"
     required: bool = False
     ask: str = ""
@@ -118,7 +133,7 @@ def fact_key(intent_id: str, slot: SlotSpec | None, name: str) -> str:
 class IntentSpec:
     id: str
     describe: str
-    trigger: A.Expr
+    trigger: A.Expr | None  # None: recognised by its examples alone
     literals: tuple[str, ...]  # the trigger's own words: where in the input the intent is
     location: Location
     group: str | None = None
@@ -134,6 +149,15 @@ class IntentSpec:
     confirm: bool = False
     confirm_text: str | None = None
     stages: tuple[StageSpec, ...] = ()
+    # understanding (ARCHITECTURE §6a): utterances as customers say them, near misses that
+    # must not open it, and a pinned ``open`` band (None: fitted)
+    examples: tuple[str, ...] = ()
+    not_examples: tuple[str, ...] = ()
+    threshold: float | None = None
+    # checked before every other intent, whatever is pending and despite negation; answered
+    # by its own template, a person called when ``handoff``
+    safety: bool = False
+    handoff: bool = False
 
     def slot(self, name: str) -> SlotSpec | None:
         return next((s for s in self.slots if s.name == name), None)
@@ -193,6 +217,16 @@ class GoalsSpec:
     root: str = DEFAULT_ROOT
     aggregate: str = DEFAULT_AGGREGATE
     cases: tuple[GoalCase, ...] = ()
+    # things customers say that no intent handles (the examples' counterweight)
+    out_of_scope: tuple[str, ...] = ()
+    # the pack's additions to the built-in dialogue-act lexicon (charter.goals.acts)
+    affirm: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    cancel_words: tuple[str, ...] = ()
+    margin: float | None = None  # the clarifying margin, pinned (None: fitted)
+    # every input is embedded for the safety intents' examples, not only those the screen
+    # lets through (a hospital's front desk: recall over the cost of one embedding per turn)
+    safety_every_turn: bool = False
 
     def intent(self, intent_id: str) -> IntentSpec | None:
         return next((i for i in self.intents if i.id == intent_id), None)

@@ -1,9 +1,20 @@
 """Reading slot values from an input, and writing them into goals.yaml's templates.
 
-``SlotReader.values(intent, text, now)`` reads each slot of an intent by its regex or its
-extractor, typed as JSON (``slot_value``). A money slot also takes a bare amount when nothing
-else could be meant: ``5万`` / ``3千`` anywhere (a number with 万 or 千 and no other unit), and a
-plain number when the text is nothing but that number (``2000`` answering 请问您要转账多少钱？).
+``SlotReader.values(intent, text, now)`` reads each slot of an intent by its regex, its
+extractor or its role (the words around it: ``charter.compile.specs.roles``), typed as JSON
+(``slot_value``). People write slots as they say them:
+
+* a money slot also takes an amount said without a currency when ``money`` finds none: the
+  ``spoken_amount`` extractor's (``八百``, ``三千五``, ``1.5万``, ``800`` in 转800给李四) when a
+  plugin registers it, else ``bare_amounts``: ``5万`` / ``3千`` anywhere (a number with 万 or 千
+  and no other unit), and a plain number when the text is nothing but that number (``2000``
+  answering 请问您要转账多少钱？);
+* an approximate item (``attrs["approximate"]``: 八百来块, 五百多) is no value: the slot stays
+  missing and its question is asked;
+* a regex also reads the text as identifiers are typed loosely (``SlotReader.loosely``: ASCII
+  upper-cased, then spaces and dashes between ASCII letters and digits dropped too), so
+  ``dd 2024 0507 0007`` gives ``DD202405070007`` to a pattern of upper-case ids, and ``save20``
+  is kept as ``SAVE20``; a loose reading never glues another number onto a value.
 
 ``fill_slots(template, values, formatters)`` writes a description or a question: ``{slot}``
 as the value (a list joined by 、, ``？`` when missing), ``{slot|when}`` through the plugins'
@@ -21,11 +32,12 @@ from typing import TYPE_CHECKING, Any
 import regex
 
 from charter.compile.specs import goals as S
+from charter.compile.specs.roles import read_role
 from charter.text.patterns import PatternTimeout, bounded
 
 if TYPE_CHECKING:
     from charter.contracts.pii import PiiMatch, PiiRecognizer
-    from charter.contracts.rules import Extractor, Formatter
+    from charter.contracts.rules import Extractor, Formatter, Item
 
 SLOT_REF = regex.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)((?:\|[A-Za-z_][A-Za-z0-9_]*)*)\}")
 # 5万 / 3.5千 / 2万块 as an amount in yuan: a number with a multiplier and no other unit after it
@@ -38,6 +50,18 @@ _ONLY = regex.compile(
     r"\s*(?:吧|左右|的样子)?\s*[。.！!]?\s*"
 )
 _SCALE = {"万": Decimal(10000), "千": Decimal(1000), None: Decimal(1)}
+# the extractor a slot of an extractor falls back on when that one finds nothing (a plugin's)
+SPOKEN_FALLBACK = {"money": "spoken_amount"}
+# spaces and dashes people type inside an identifier: DD 2024 0507 0007, DD-202405070007
+_INNER_GAPS = regex.compile(r"(?<=[0-9A-Za-z])[ \t\u3000\-‐－—]+(?=[0-9A-Za-z])")
+_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+
+def loose_identifiers(text: str) -> str:
+    """``text`` with ASCII letters upper-cased and the spaces and dashes between ASCII letters
+    and digits dropped: identifiers as their patterns spell them (``dd 2024-0507`` →
+    ``DD20240507``)."""
+    return _INNER_GAPS.sub("", text.translate(_UPPER))
 
 
 def slot_value(value: Any, now: datetime, written: str = "") -> Any:
@@ -101,6 +125,17 @@ def fill_slots(
     return SLOT_REF.sub(one, template)
 
 
+def _same_id(strict: str, loose: str) -> bool:
+    """``loose`` is ``strict`` as its pattern spells it: the same digits, maybe upper-cased and
+    more letters (202405070007 → DD202405070007, save20 → SAVE20)."""
+    digits = [c for c in strict if c.isdigit()] == [c for c in loose if c.isdigit()]
+    return digits and loose_identifiers(strict) in loose
+
+
+def _approximate(item: Item) -> bool:
+    return bool(item.attrs.get("approximate"))
+
+
 class SlotReader:
     """Each slot of an intent read from a text, by its regex or its extractor.
 
@@ -136,7 +171,7 @@ class SlotReader:
         found: dict[str, Any] = {}
         personal: list[PiiMatch] | None = None
         for slot in intent.slots:
-            if slot.regex is not None and personal is None:
+            if (slot.regex is not None or slot.role is not None) and personal is None:
                 personal = self.personal(text)
             got = self.slot(intent.id, slot, text, now, personal or ())
             if got:
@@ -169,6 +204,42 @@ class SlotReader:
         """The personal data in ``text``."""
         return [m for r in self.recognizers for m in r.recognize(text)]
 
+    def matches(
+        self, iid: str, slot: S.SlotSpec, text: str, refused: Iterable[PiiMatch]
+    ) -> list[Any]:
+        """What the slot's regex takes from ``text``, less what exposes refused personal data."""
+        pattern = self.patterns[(iid, slot.name)]
+        group: str | int = (
+            "value" if "value" in pattern.groupindex else (1 if pattern.groups else 0)
+        )
+        try:
+            found = list(pattern.finditer(text))
+        except PatternTimeout:  # out of time: the text gives this slot no value
+            found = []
+        refused = list(refused)
+        return [
+            m.group(group)
+            for m in found
+            if not any(p.exposes(*m.span(group), m.group(group)) for p in refused)
+        ]
+
+    def loosely(self, iid: str, slot: S.SlotSpec, text: str, strict: list[Any]) -> list[Any]:
+        """The values of a regex slot as identifiers are typed: when the text as written gives
+        none, the first of the text upper-cased and ``loose_identifiers(text)`` that gives some
+        (``dd 2024 0507 0007`` → DD202405070007); when it gives some, a loose value with the
+        same digits replaces one (``DD-202405070007``: 202405070007 → DD202405070007, ``save20``
+        → SAVE20), never one that glues more digits on (``123456789012 345``)."""
+        upper = text.translate(_UPPER)
+        for variant in dict.fromkeys((upper, loose_identifiers(text))):
+            if variant == text or not self.matches(iid, slot, variant, ()):
+                continue
+            refused = [m for m in self.personal(variant) if m.kind not in slot.personal]
+            found = self.matches(iid, slot, variant, refused)
+            if not strict:
+                return found
+            return [next((w for w in found if _same_id(str(v), str(w))), v) for v in strict]
+        return strict
+
     def slot(
         self,
         iid: str,
@@ -180,23 +251,20 @@ class SlotReader:
         raw: list[Any] = []
         refused = [m for m in personal if m.kind not in slot.personal]
         if slot.regex is not None:
-            pattern = self.patterns[(iid, slot.name)]
-            group: str | int = (
-                "value" if "value" in pattern.groupindex else (1 if pattern.groups else 0)
-            )
-            try:
-                matches = pattern.finditer(text)
-            except PatternTimeout:  # out of time: the text gives this slot no value
-                matches = []
-            for m in matches:
-                start, end = m.span(group)
-                if any(p.exposes(start, end, m.group(group)) for p in refused):
-                    continue
-                raw.append(m.group(group))
+            raw = self.loosely(iid, slot, text, self.matches(iid, slot, text, refused))
+        elif slot.role is not None:
+            role = slot.role
+            for f in read_role(text, role.kind, role.before, role.after):
+                if not any(p.exposes(f.start, f.end, f.value) for p in refused):
+                    raw.append(f.value)
         elif slot.extractor is not None and slot.extractor in self.extractors:
             items = self.extractors[slot.extractor].extract(text)
-            raw = [slot_value(item.value, now, item.text) for item in items]
-            if not raw and slot.extractor == "money":
+            fallback = self.extractors.get(SPOKEN_FALLBACK.get(slot.extractor, ""))
+            if not items and fallback is not None:
+                items = fallback.extract(text)
+            # an approximate amount (八百来块) is no value: the slot's question is asked
+            raw = [slot_value(i.value, now, i.text) for i in items if not _approximate(i)]
+            if not items and fallback is None and slot.extractor == "money":
                 raw = bare_amounts(text)
         out: list[Any] = []
         for value in raw:

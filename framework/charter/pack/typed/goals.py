@@ -44,6 +44,14 @@ def _text_or_mapping_items(value: Any) -> list[Any]:
     return [x if isinstance(x, str | dict) else None for x in value]
 
 
+OptNumber = Annotated[
+    float | None,
+    BeforeValidator(
+        lambda v: float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+    ),
+]
+"""A number as written, or None."""
+
 Scalar = Annotated[str | bool | int | float | None, BeforeValidator(_scalar)]
 """A string, number or boolean as written (a slot's default), or None."""
 
@@ -65,12 +73,26 @@ class Limits(DocModel):
     aggregate: Str = ""
 
 
+class Role(DocModel):
+    """A slot's ``role:``: the words before and after its value, and the value's kind. The
+    words stay as written (each is checked, and pointed at, by its index in the file)."""
+
+    kind: Str = "name"
+    before: RawList = ()
+    after: RawList = ()
+
+
+OptRole = Annotated[Role | None, BeforeValidator(_mapping_or_none)]
+"""A ``role:`` mapping, or None when the slot has none."""
+
+
 class Slot(DocModel):
     # None, not "": a slot named "" is still compiled (and its name reported), one without a
     # name is not
     name: OptStr = None
     regex: Str = ""
     extractor: Str = ""
+    role: OptRole = None
     type: Str = ""
     required: Flag = False
     ask: Str = ""
@@ -142,6 +164,11 @@ class Intent(DocModel):
     skill: OptSkill = None
     confirm: Confirm = False
     stages: Items[Stage] = ()
+    examples: Strs = ()
+    not_examples: Strs = ()
+    threshold: OptNumber = None
+    safety: Flag = False
+    handoff: Flag = False
 
 
 class OpenGoal(DocModel):
@@ -218,9 +245,25 @@ class PlannerTest(DocModel):
         return Plan.read(self.plan)
 
 
+class Acts(DocModel):
+    """``acts:``: the pack's words for yes, no and stop."""
+
+    affirm: Strs = ()
+    deny: Strs = ()
+    cancel: Strs = ()
+
+
+class Understanding(DocModel):
+    margin: OptNumber = None
+    safety_every_turn: Flag = False
+
+
 class GoalsFile(DocModel):
     limits: Sub[Limits] = Limits()
     cancel: Str = ""
     correct: Str = ""
+    out_of_scope: Strs = ()
+    acts: Sub[Acts] = Acts()
+    understanding: Sub[Understanding] = Understanding()
     intents: Items[Intent] = ()
     tests: Items[PlannerTest] = ()

@@ -76,6 +76,8 @@ class Templates(DocModel):
     handed_off: Entry = None
     resumed: Entry = None
     unanswered: Entry = None
+    clarification_asked: Entry = None
+    clarification_declined: Entry = None
 
     def written(self) -> dict[str, Entry]:
         """The entries the file writes, whatever their value, in the order of ``EVENTS``."""

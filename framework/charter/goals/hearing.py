@@ -1,0 +1,154 @@
+"""The planner's steps beyond keywords (ARCHITECTURE §6a): safety intents first, the intents
+the examples recognise when no trigger did, and the clarifying question those leave open.
+
+* A safety intent (``safety: true``) whose trigger fires opens before anything else, whatever
+  is pending; negation does not cancel it (the trigger's words are there). So do its examples
+  for an input worded near one of them (the screen), even when an ordinary keyword fires, and
+  whenever the input is embedded. An action awaiting the user's yes is dropped with it: a yes
+  said after a fraud warning must not send the transfer.
+* When no trigger holds and the input answers no question, the examples decide
+  (``charter.compile.specs.understanding.decide``): a clear winner opens as if triggered, two
+  close intents get one clarifying question (您是想A，还是B？), a middle band "您是想A吗？".
+  The question is a ``clarify`` goal of the session holding the candidates and the slot values
+  the input gave each; the next input resolves it: a yes (one candidate), the candidate's own
+  words, 第一个/后者, or its examples (a clear lead among the candidates). A no drops it with
+  its own reply; anything else drops it silently and is planned as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import regex
+
+from charter.compile.env import Env
+from charter.compile.specs import goals as S
+from charter.compile.specs.understanding import Heard
+from charter.goals.acts import Act
+from charter.goals.plans import NewGoal, OpenGoal, Plan, SessionState
+from charter.goals.tree import with_empty_parents
+
+if TYPE_CHECKING:
+    from charter.goals.planner import Planner
+
+CLARIFY_TIMEOUT_S = 10 * 60
+_NOW = datetime(2026, 1, 1)  # reading a slot to see whether the text gives one: no date matters
+_FIRST = regex.compile(r"第一|前者|前面|前一个|上一个|头一个|^(?:1|一)[个种]?$")
+_SECOND = regex.compile(r"第二|后者|后面|后一个|下一个|^(?:2|二)[个种]?$")
+
+
+def safety_plan(p: Planner, intents: Sequence[str], goals: Sequence[OpenGoal]) -> Plan:
+    """Open each safety intent (active: its template answers at once); drop what awaits a
+    yes."""
+    new = tuple(
+        NewGoal(
+            ref=f"n{n}",
+            intent=iid,
+            parent=None,
+            depth=0,
+            status="active",
+            description=p.intents[iid].describe,
+            timeout_s=p.intents[iid].timeout_s,
+        )
+        for n, iid in enumerate(dict.fromkeys(intents), 1)
+    )
+    waiting = [g.id for g in goals if g.awaiting]
+    return Plan(goals=new, aborts=with_empty_parents(waiting, list(goals)), layer="safety")
+
+
+def keyword_safety(p: Planner, env: Env) -> list[str]:
+    return [i.id for i in p.spec.intents if i.safety and p.triggers[i.id](env)]
+
+
+def screened_safety(p: Planner, text: str) -> list[str]:
+    """The safety intents the examples open for an input worded near a safety example (the
+    screen), whatever else it says: only such inputs are embedded before the keywords."""
+    u = p.understander
+    if u is None or not u.screens(text):
+        return []
+    return list(u.safety(text))
+
+
+def clarify_plan(p: Planner, heard: Heard, text: str, state: SessionState) -> Plan:
+    """One question naming the candidates, kept as a clarify goal with what the input gave
+    each candidate (its slots, read as if it had been triggered)."""
+    values = {iid: p.values(p.intents[iid], text, state.now, state.preset) for iid in heard.intents}
+    names = "、".join(p.intents[i].describe for i in heard.intents)
+    goal = NewGoal(
+        ref="n1",
+        intent=S.CLARIFY_INTENT,
+        parent=None,
+        depth=0,
+        status="pending",
+        description=f"澄清：{names}",
+        timeout_s=CLARIFY_TIMEOUT_S,
+        slots={"candidates": list(heard.intents), "values": values},
+    )
+    return Plan(goals=(goal,), clarify=heard.intents, layer="example", heard=heard)
+
+
+def chosen(p: Planner, env: Env, text: str, act: Act, candidates: Sequence[str]) -> str | None:
+    """The candidate the answer picks, if it picks one."""
+    if len(candidates) == 1 and act is Act.AFFIRM:
+        return candidates[0]
+    fired = [c for c in candidates if c in p.triggers and p.triggers[c](env)]
+    if len(fired) == 1:
+        return fired[0]
+    said = [c for c in candidates if c in p.intents and p.intents[c].describe in text]
+    if len(said) == 1:
+        return said[0]
+    # the answer gives what only one candidate asks for (您是想查询余额吗？ — 尾号1234)
+    given = [c for c in candidates if c in p.intents and _telling(p, c, text)]
+    if len(given) == 1:
+        return given[0]
+    short = text.strip()
+    if len(candidates) == 2 and len(short) <= 12:
+        if _FIRST.search(short) and not _SECOND.search(short):
+            return candidates[0]
+        if _SECOND.search(short) and not _FIRST.search(short):
+            return candidates[1]
+    if p.understander is not None and act is not Act.AFFIRM:
+        heard = p.understander.hear(text)
+        among = [s for s in heard.ranking if s.intent in candidates and s.vetoed_by is None]
+        margin = p.understander.spec.margin
+        if among and (len(among) == 1 or among[0].score - among[1].score >= margin):
+            band = p.understander.spec.band(among[0].intent)
+            if band is not None and among[0].score >= band.ask:
+                return among[0].intent
+    return None
+
+
+def _telling(p: Planner, intent: str, text: str) -> bool:
+    """The text gives a value for one of the intent's own slots (its pattern, or a specific
+    extractor: a date or an amount alone is too common)."""
+    spec = p.intents[intent]
+    found = p.values(spec, text, _NOW, {})
+    return any(
+        (s := spec.slot(k)) is not None
+        and (s.regex or s.extractor not in (None, "time", "money"))
+        and (s.required or s.regex)
+        for k in found
+    )
+
+
+def preset_for(
+    p: Planner, state: SessionState, intent: str, values: Mapping[str, Any], text: str
+) -> SessionState:
+    """The state with the first input's values for ``intent``, under what the answer itself
+    gives (转账，给王五 after 转800给李四 pays 王五)."""
+    spec = p.intents[intent]
+    now = p.values(spec, text, state.now, state.preset)
+    given = dict(values.get(intent) or {}) if isinstance(values, Mapping) else {}
+    return replace(state, preset={**state.preset, intent: {**given, **now}})
+
+
+__all__ = [
+    "chosen",
+    "clarify_plan",
+    "keyword_safety",
+    "preset_for",
+    "safety_plan",
+]

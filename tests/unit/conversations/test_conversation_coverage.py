@@ -11,11 +11,11 @@ from typing import Any
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.compile.conversations import EVENT_KINDS as ALL_KINDS
+from charter.contracts.registry import Registry
+from charter.conversations.coverage import coverage_of
 
 # a pack without examples asks no clarifying question: those events are not counted
 EVENT_KINDS = tuple(k for k in ALL_KINDS if not k.startswith("clarification_"))
-from charter.contracts.registry import Registry
-from charter.conversations.coverage import coverage_of
 
 FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "conversations" / "balance"
 

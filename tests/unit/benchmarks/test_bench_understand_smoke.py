@@ -120,7 +120,7 @@ def test_a_pack_without_examples_says_so(bench: ModuleType) -> None:
     assert lines[-1].startswith("  example turns: no examples")
     assert targets == [
         ("medical: keyword turn median 3.00 ms <= 20 ms", True),
-        ("medical: embeddings in keyword turns 0 = 0", True),
+        ("medical: embeddings per keyword turn 0 <= 1", True),
     ]
 
 

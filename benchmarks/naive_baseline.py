@@ -52,6 +52,10 @@ _NUMBER = r"\d[\d,]*+(?:\.\d++)?"
 # Each pattern starts with a literal or a character class, so ``re`` skips ahead quickly.
 _AMOUNT_SYMBOL = re.compile(rf"([¥￥$])\s?({_NUMBER})(万|亿)?(元|美元)?")
 _AMOUNT_UNIT = re.compile(rf"({_NUMBER})\s?(万|亿)?(元|美元)")
+# lower-case numerals with 元/块 after them (十万元, 三千五百块): money reads them too (issue 31)
+_AMOUNT_SPOKEN = re.compile(
+    r"(?<![0-9.零壹贰叁肆伍陆柒捌玖拾佰仟万亿])([一二两三四五六七八九十][零〇一二两三四五六七八九十百千万亿]*+)(元|块)"
+)
 _UPPER_YUAN = re.compile(
     rf"([零{_UPPER_DIGITS}拾][{_UPPER_CHARS}]*+)[元圆]"
     rf"(?:零?([{_UPPER_DIGITS}])角)?(?:零?([{_UPPER_DIGITS}])分)?整?"
@@ -82,12 +86,19 @@ def _amount(m: re.Match[str], num: str, mult: str | None, sym: str, unit: str | 
 
 
 def find_amounts(text: str) -> list[Amount]:
-    """Arabic-digit amounts: ¥/￥/$ before the number, or 元/美元 (after 万/亿) behind it."""
+    """Arabic-digit amounts: ¥/￥/$ before the number, or 元/美元 (after 万/亿) behind it; and
+    lower-case numerals before 元/块, read with cn2an."""
     out = [_amount(m, m[2], m[3], m[1], m[4]) for m in _AMOUNT_SYMBOL.finditer(text)]
     taken = {a.start + 1 for a in out} | {a.start + 2 for a in out}
     for m in _AMOUNT_UNIT.finditer(text):
         if m.start() not in taken and (m.start() == 0 or text[m.start() - 1] not in ".,"):
             out.append(_amount(m, m[1], m[2], "", m[3]))
+    for m in _AMOUNT_SPOKEN.finditer(text):
+        try:
+            value = Decimal(str(cn2an.cn2an(m[1], "smart")))
+        except Exception:  # cn2an raises assorted types on malformed numerals
+            continue
+        out.append(Amount(m.start(), m.end(), m.group(), value, "元", 0))
     return out
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from charter.contracts.rules import Item, ValueKind
-from charter_zh.spoken import FOLD
+from charter_zh.spoken import fold
 
 _FOUR = re.compile(r"(?<![0-9A-Za-z])[0-9]{4}(?![0-9A-Za-z])")
 _BEFORE = re.compile(r"(?:尾号|后四位|后4位|末四位|末4位|尾数)[是为:：\s]{0,2}$")
@@ -30,7 +30,7 @@ class CardTailExtractor:
     has_units: bool = False
 
     def extract(self, text: str) -> tuple[Item, ...]:
-        folded = text.translate(FOLD)
+        folded = fold(text)
         items = []
         for m in _FOUR.finditer(folded):
             start, end = m.span()

@@ -83,9 +83,24 @@ _ASCII_CODES = frozenset({"RMB", "CNY", "USD"})
 _KUAI_FOLLOWERS = frozenset("钱的左了吧呢啊呀吗哦嘛就都也还起以多")
 _UPPER_NUMERALS = frozenset("零壹贰叁肆伍陆柒捌玖拾佰仟万亿貳參陸萬億")
 _FEN = Decimal("0.01")
-# a lower-case numeral or an approximation right before a currency word: a spoken amount may be
-# there (三千五百元, 八百来块, 500多元)
-_SPOKEN_HINT = re.compile("[零〇一二两三四五六七八九十百千万亿来多余几](?:块|元|美[元金])")
+# a currency word, and what a spoken amount before it is written with: the amount is spoken
+# (三千五百元, 八百来块, 500多元) when the run holds a lower-case numeral or an approximation;
+# 1.2万元 is Arabic and 伍万元 upper-case, both read elsewhere
+_CURRENCY_WORD = re.compile("块|元|美[元金]")
+_SPOKEN_RUN = frozenset("0123456789.０１２３４５６７８９〇零一二两三四五六七八九十百千万亿来多余几")
+_SPOKEN_MARK = frozenset("〇一二两三四五六七八九十百千来多余几")
+
+
+def _may_be_spoken(text: str) -> bool:
+    """Whether a spoken amount may stand before a currency word of ``text``: a cheap look
+    before the full reading, which most texts (Arabic and upper-case amounts only) skip."""
+    for m in _CURRENCY_WORD.finditer(text):
+        i = m.start()
+        while i > 0 and text[i - 1] in _SPOKEN_RUN:
+            i -= 1
+        if any(c in _SPOKEN_MARK for c in text[i : m.start()]):
+            return True
+    return False
 
 
 def _start(item: Item) -> int:
@@ -197,10 +212,12 @@ def _first(mark: Mark) -> int:
 
 
 def _kuai_is_money(text: str, after: int) -> bool:
+    """块 is money at the end, before a particle or 钱, or before a kind of money (闲钱,
+    零花钱, 私房钱: 钱 within three characters); else a measure word (3块蛋糕)."""
     if after >= len(text):
         return True
     ch = text[after]
-    return not is_cjk(ch) or ch in _KUAI_FOLLOWERS
+    return not is_cjk(ch) or ch in _KUAI_FOLLOWERS or "钱" in text[after : after + 3]
 
 
 def _strip_fraction_zeros(value: Decimal) -> Decimal:
@@ -376,7 +393,7 @@ class MoneyExtractor:
 
     def extract(self, text: str) -> tuple[Item, ...]:
         items = self._arabic(text)
-        if ("元" in text or "块" in text or "美" in text) and _SPOKEN_HINT.search(text):
+        if ("元" in text or "块" in text or "美" in text) and _may_be_spoken(text):
             spoken = marked_amounts(text)
             if spoken:
                 return non_overlapping(outside_links(text, sorted([*items, *spoken], key=_start)))

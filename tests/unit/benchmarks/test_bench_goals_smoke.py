@@ -28,7 +28,7 @@ EXPECTED_LINES = (
     "  raw sqlite3, same statements ",
     "  store time / raw time ",
     "outcomes: both sides made the same 200 transitions and wrote the same history: OK",
-    "planner latency, ecommerce pack (7 intents), median µs per input over its ",
+    "planner latency, ecommerce pack (8 intents), median µs per input over its ",
     "  Planner.plan ",
     "  seed-style keyword split ",
     "  planner / seed-style ",

@@ -28,6 +28,7 @@ from charter.skills.fallback import CallContext
 if TYPE_CHECKING:
     from charter.agent.calls import Called
     from charter.agent.turn import Turn
+    from charter.compile.compiled import CompiledPack
 
 __all__ = ["Judged", "open_ticket", "reflect", "rule_context"]
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9\-]{5,}$")
@@ -113,7 +114,7 @@ def plan(
     remembered = _remembered(p, accessor) if accessor is not None else {}
 
     def faq_first(plan: Plan) -> bool:
-        return faq_direct(p, plan, text)
+        return faq_direct(p.pack, plan, text)
 
     turn = p.tracker.handle(
         user_id, session_id, text, preset=preset, remembered=remembered, unless=faq_first
@@ -170,11 +171,11 @@ def _remembered(p: Parts, accessor: Accessor) -> dict[str, Any]:
     return out
 
 
-def faq_direct(p: Parts, plan: Plan, text: str) -> bool:
+def faq_direct(pack: CompiledPack, plan: Plan, text: str) -> bool:
     """The plan only opens requests, the input gives none of them a value (a default or a
     carried one is not the input's), and an FAQ entry matches it from ``direct_score`` up."""
-    faq = p.pack.skills.faq if p.pack.skills is not None else None
-    spec = p.pack.goals
+    faq = pack.skills.faq if pack.skills is not None else None
+    spec = pack.goals
     if faq is None or spec is None:
         return False
     if plan == Plan(dismissed=True):  # 预约后怎么取消？ asks about cancelling, with nothing open

@@ -3,9 +3,12 @@ frozen ``IntentPhrase`` per phrase (``charter.compile.specs.phrases``), which ``
 measures understanding on. What cannot be measured is reported where it is written:
 
 * CH385 (warning): a phrase names an intent the pack's goals.yaml does not declare (an
-  intent still to be written, or a typo): the phrase is left out of the measurement;
+  intent still to be written, or a typo), as expected or as pending (``of``): the phrase is
+  left out of the measurement;
 * CH386 (error): a phrase's ``act`` is no dialogue act;
-* CH387 (error): a phrase expects an ``act`` with nothing ``pending``, or expects nothing;
+* CH387 (error): a phrase expects an ``act`` with nothing ``pending``, or expects nothing, or
+  names in ``of`` an intent that is never in its ``pending`` state (no confirmation, no
+  required slot), or gives ``of`` without ``pending``;
 * CH388 (warning): a phrase is one of the pack's own examples (``examples``, ``not_examples``,
   ``out_of_scope``): the table measures what the examples do not say, so it must be held out;
 * CH389 (error): ``slots`` name a slot the expected intent does not have, or come without an
@@ -83,6 +86,7 @@ def compile_phrases(
                     "add intent: <id> (or intent: none), or pending: and act:",
                 )
             )
+        bad |= _pending_of(doc, at, phrase.say, phrase.pending, phrase.of, intents, diags)
         bad |= _slots(doc, at, phrase.say, intent, phrase.slots, intents, diags)
         if phrase.say.strip() in examples:
             diags.append(
@@ -105,9 +109,51 @@ def compile_phrases(
                 slots_json=json.dumps(phrase.slots, ensure_ascii=False, sort_keys=True),
                 location=doc.loc(at),
                 checks_intent=intent is not None,
+                of=phrase.of,
             )
         )
     return tuple(out), diags
+
+
+def _pending_of(
+    doc: LocatedDoc,
+    at: tuple[str, int],
+    say: str,
+    pending: str | None,
+    of: str | None,
+    intents: dict[str, IntentSpec],
+    diags: list[Diagnostic],
+) -> bool:
+    """CH385 for an ``of`` naming no intent, CH387 for one without ``pending`` or whose intent
+    cannot be in that state; True when any."""
+    if of is None:
+        return False
+    where = doc.loc((*at, "of"))
+    spec = intents.get(of)
+    if spec is None:
+        diags.append(
+            warning(
+                "CH385",
+                f"phrase '{say}' is said while unknown intent '{of}' is pending: "
+                "it is not measured",
+                where,
+                did_you_mean(of, list(intents)),
+            )
+        )
+        return True
+    problem = None
+    if pending is None:
+        problem = "with nothing pending", "add pending: confirm or pending: question"
+    elif pending == "confirm" and not spec.confirm:
+        problem = "awaiting a yes it never asks", f"give '{of}' confirm: true, or name another"
+    elif pending == "question" and not any(s.required for s in spec.slots):
+        problem = "asking a question it never asks", f"'{of}' has no required slot"
+    if problem is None:
+        return False
+    diags.append(
+        error("CH387", f"phrase '{say}' is said with '{of}' {problem[0]}", where, problem[1])
+    )
+    return True
 
 
 def _slots(

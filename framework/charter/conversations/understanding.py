@@ -2,16 +2,19 @@
 compiled into ``CompiledPack.phrases``) planned phrase by phrase, and scored.
 
 Each phrase is planned from the state it is said in: an empty session; ``pending: confirm``,
-one goal of the pack's first ``confirm: true`` intent awaiting the yes, its slots filled with the
-values the planner tests give them; ``pending: question``, a goal of the first intent with a
-required slot, that slot asked. What the plan decided:
+one goal of the pack's first ``confirm: true`` intent (or the phrase's ``of``) awaiting the yes,
+its slots filled with the values the planner tests give them; ``pending: question``, a goal of
+the first intent with a required slot (or ``of``), every required slot missing and the first
+asked (a customer may answer with any
+of them: 上午 to 请问您要挂哪个科室的号？). What the plan decided:
 
 * the intent: the first new goal's (not a root or aggregate goal; a safety goal counts),
   ``clarify`` when the plan asks a clarifying question (right when the expected intent is one of
   its candidates, counted apart), none otherwise; and ``Plan.layer``, the layer that decided;
 * the dialogue act: affirm when the plan accepted what awaited the yes, deny or cancel when it
   declined or aborted (as ``act_of`` reads the text), answer when the input answered the slot
-  question, correct when it changed the pending goal's slots, else ``act_of``;
+  question (gave values to slots it asks for only), correct when it changed the pending goal's
+  other slots, else ``act_of``;
 * the slots: the first new goal's, as text, against the phrase's ``slots``.
 
 ``measure(pack, registry, understander)`` runs the table once; the report
@@ -26,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from charter.agent.steps import faq_direct
 from charter.compile.specs import goals as S
 from charter.compile.specs.phrases import IntentPhrase
 from charter.contracts.registry import Registry
@@ -207,10 +211,13 @@ def sample_slots(spec: S.GoalsSpec, intent: S.IntentSpec) -> dict[str, Any]:
     return out
 
 
-def states(spec: S.GoalsSpec) -> dict[str | None, SessionState]:
-    """The session state each ``pending:`` value means (None: an empty session)."""
+def states(spec: S.GoalsSpec, of: str | None = None) -> dict[str | None, SessionState]:
+    """The session state each ``pending:`` value means (None: an empty session), for the
+    request of intent ``of`` (None: the pack's first that confirms, the first with a required
+    slot)."""
     out: dict[str | None, SessionState] = {None: state_from([], NOW)}
-    confirming = next((i for i in spec.intents if i.confirm), None)
+    named = [i for i in spec.intents if i.id == of] if of is not None else list(spec.intents)
+    confirming = next((i for i in named if i.confirm), None)
     if confirming is not None:
         given = sample_slots(spec, confirming)
         required = [s.name for s in confirming.slots if s.required]
@@ -225,17 +232,17 @@ def states(spec: S.GoalsSpec) -> dict[str | None, SessionState]:
             "awaiting": True,
         }
         out["confirm"] = state_from([goal], NOW)
-    asking = next((i for i in spec.intents if any(s.required for s in i.slots)), None)
+    asking = next((i for i in named if any(s.required for s in i.slots)), None)
     if asking is not None:
-        first = next(s.name for s in asking.slots if s.required)
+        required = [s.name for s in asking.slots if s.required]
         given = sample_slots(spec, asking)
-        slots = {k: v for k, v in given.items() if k != first and asking.slot(k) is not None}
+        slots = {k: v for k, v in given.items() if k not in required and asking.slot(k) is not None}
         goal = {
             "id": PENDING_ID,
             "intent": asking.id,
             "status": "pending",
             "slots": slots,
-            "missing": [first],
+            "missing": required,
         }
         out["question"] = state_from([goal], NOW)
     return out
@@ -251,8 +258,9 @@ def _first_goal(plan: Plan) -> tuple[str | None, Mapping[str, Any]]:
     return new[0].intent, {**new[0].inherited, **new[0].slots}
 
 
-def read_act(plan: Plan, text: str, planner: Planner) -> str:
-    """The dialogue act the plan shows (see the module docstring)."""
+def read_act(plan: Plan, text: str, planner: Planner, missing: Sequence[str] = ()) -> str:
+    """The dialogue act the plan shows (see the module docstring); ``missing``: the slots the
+    pending question asks for (a value given to one of them answers it, whatever layer)."""
     said = act_of(text, planner.lexicon)
     if plan.accepted:
         return str(Act.AFFIRM)
@@ -260,24 +268,35 @@ def read_act(plan: Plan, text: str, planner: Planner) -> str:
         if said in (Act.DENY, Act.CANCEL):
             return str(said)
         return str(Act.DENY if plan.declined else Act.CANCEL)
-    if plan.layer == "answer":
-        return "answer"
-    if any(u.goal == PENDING_ID for u in plan.updates):
+    mine = [u for u in plan.updates if u.goal == PENDING_ID]
+    if plan.layer == "answer" or (mine and all(u.slot in missing for u in mine)):
+        return "answer"  # 转给李雷 to 请问收款人是谁: the transfer's trigger fired, still an answer
+    if mine:
         return str(Act.CORRECT)
     return str(said)
 
 
-def outcome(planner: Planner, phrase: IntentPhrase, state: SessionState | None) -> Outcome:
+def outcome(
+    planner: Planner,
+    phrase: IntentPhrase,
+    state: SessionState | None,
+    pack: CompiledPack | None = None,
+) -> Outcome:
     """``phrase`` planned in ``state`` (None: the pack has no goal for that state; nothing is
-    decided)."""
+    decided). With ``pack``, as the agent answers it: a question that only opens requests and
+    matches an FAQ entry closely is the FAQ's (``charter.agent.steps.faq_direct``), no
+    intent's."""
     if state is None:
         return Outcome(phrase, None, "", act=None)
     plan = planner.plan(phrase.say, state)
+    if pack is not None and phrase.act is None and faq_direct(pack, plan, phrase.say):
+        return Outcome(phrase, None, "faq", act=None)
     intent, slots = _first_goal(plan)
     candidates: tuple[str, ...] = ()
     if intent == CLARIFY:
         candidates = plan.clarify
-    act = read_act(plan, phrase.say, planner) if phrase.act is not None else None
+    missing = next((g.missing for g in state.goals if g.id == PENDING_ID), ())
+    act = read_act(plan, phrase.say, planner, missing) if phrase.act is not None else None
     return Outcome(
         phrase,
         intent,
@@ -306,6 +325,6 @@ def measure(
     if spec is None:
         return Measure(tuple(Outcome(p, None, "") for p in table), ())
     planner = Planner(spec, registry, pack.constants, understander)
-    by_state = states(spec)
-    outcomes = tuple(outcome(planner, p, by_state.get(p.pending)) for p in table)
+    by_of = {of: states(spec, of) for of in {p.of for p in table}}
+    outcomes = tuple(outcome(planner, p, by_of[p.of].get(p.pending), pack) for p in table)
     return Measure(outcomes, tuple(i.id for i in spec.intents))

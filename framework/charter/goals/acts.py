@@ -90,6 +90,7 @@ _FILLERS = _words(
     "啊 呀 吧 呗 哈 哦 噢 喔 嘛 啦 了 的 滴 哒 额 呃 哎 诶 欸 唉 那 那就 那么 那个 就 请 麻烦",
     "谢谢 谢了 多谢 感谢 辛苦 辛苦了 不好意思 对不起 抱歉 我 你 您 先 还是 暂时 目前 现在 都",
     "也 真 太 再 这个 这么 这样 帮我 给我 一下 掉 过去 马上 立刻 立即 赶紧 赶快 快 快点 尽快 直接",
+    "并 并且 根本 完全 确实 的确 真的 实在 绝对",
     "please thanks thank you",
 )
 # verbs of doing: 办吧 is a yes, 别办了 a stop, 办 alone neither
@@ -101,6 +102,7 @@ _NEGATORS = frozenset({"不", "别", "甭", "不要", "不用", "先不", "先�
 _WANT = frozenset({"要", "需要", "想要"})
 _IMPERATIVE = frozenset({"吧", "呗", "马上", "立刻", "立即", "赶紧", "赶快", "快"})
 _STRENGTH = {Act.AFFIRM: 1, Act.DENY: 2, Act.CANCEL: 3}
+_ACT_KINDS = frozenset(a.value for a in _STRENGTH)
 
 _LONGEST_ANSWER = 40  # characters in one clause: longer is a sentence, not a cue run
 _SPACE = regex.compile(r"\s+")
@@ -109,7 +111,7 @@ _SPLIT = regex.compile(r"[\p{P}\p{S}\n]+")
 _QUESTION = regex.compile(
     r"\?|[吗么](?:[\p{P}\s]|$)|(?<!不)((?:(?!不)\p{Han}){1,2})不\1"
     r"|(?:是|好|行|对|可以|要|能)不(?:[\p{P}\s]|$)"
-    r"|多少|什么|怎么|为啥|哪|几[点个天号岁]"
+    r"|多少|多久|多长时间|什么|啥|怎么|怎样|咋|如何|为啥|为什么|谁|哪|是否|几[点个天号岁]"
 )
 # a change verb; it corrects when new content follows (改成李四, 换成明天)
 _CHANGE = regex.compile(
@@ -117,6 +119,7 @@ _CHANGE = regex.compile(
     r"|应是|而是|其实是|实际是"
 )
 _NOT_BUT = regex.compile(r"不是(?!$)[^是]*?[^不]是.")  # 不是张三，是李四
+_IS_NOT = regex.compile(r"^(?:应该)?是[^是不，,]+[，,]?(?:而)?不是.")  # 是皮肤科不是口腔科
 _DENY_END = regex.compile(
     r"(?:不对|不是|(?<![没不])错了?|有误|不正确|[搞弄写打填]错了|no|wrong)[啊呀哦啦嘛了\s]*$"
 )
@@ -200,7 +203,7 @@ def _changes(text: str, lexicon: Lexicon) -> bool:
 
 def _corrects(text: str, clauses: list[str], read: list[set[str] | None]) -> bool:
     """A value after a no (不对，是3000 / 不是张三是李四), or after a yes and 但是/不过."""
-    if _NOT_BUT.search(text):
+    if _NOT_BUT.search(text) or _IS_NOT.search(text):
         return True
     for i, clause in enumerate(clauses[:-1]):
         rest = "".join(clauses[i + 1 :])
@@ -230,6 +233,47 @@ def act_of(text: str, lexicon: Lexicon = BUILTIN) -> Act:
         kinds |= r or set()
     acts = [a for a in _STRENGTH if a.value in kinds]
     return max(acts, key=_STRENGTH.__getitem__, default=Act.OTHER)
+
+
+# what makes the rest of an input after a leading yes or no something else than a plain
+# continuation: a negation or a stop (好的，不过先别办), or a contrast
+_TURN = regex.compile(r"[不别没甭否]|算了|取消|等等|等一下|停|再说|再想|但是|不过|可是|只是")
+
+
+def is_question(text: str) -> bool:
+    """``text`` asks something (a question mark, a final 吗, an A-not-A, 多少/什么/怎么...)."""
+    return bool(_QUESTION.search(_norm(text)))
+
+
+def leading(text: str, lexicon: Lexicon = BUILTIN) -> tuple[Act, str] | None:
+    """The act of the cue run ``text`` starts with, and what follows it, when ``act_of``
+    cannot read the whole input because content follows a plain yes or no (对，就挂这个 /
+    没问题就这个时间 / 不是这个医生): None when there is no such run, the input asks or
+    corrects, or the rest turns the answer around (好的，不过先别办). Whether the rest is new
+    content (好的，改挂皮肤科) is the planner's to judge, against what awaits the yes."""
+    norm = _norm(text)
+    if not norm or _QUESTION.search(norm) or _changes(norm, lexicon):
+        return None
+    clauses = [c.strip() for c in _SPLIT.split(norm) if c.strip()]
+    first = clauses[0]
+    table, longest = _table(lexicon)
+    for end in range(min(len(first), _LONGEST_ANSWER), 0, -1):
+        kinds = _read(first[:end], lexicon)
+        acts = [a for a in _STRENGTH if kinds and a.value in kinds]
+        if not acts:
+            continue
+        words = _segment(first[:end], table, longest) or []
+        cue = next((w for w in reversed(words) if table[w] in _ACT_KINDS), "")
+        if end < len(first) and len(cue) < 2:
+            return None  # 是我妈妈的卡, 对我来说: a one-character cue glued to content is a word
+        rest = " ".join([first[end:].strip(), *clauses[1:]]).strip()
+        act = max(acts, key=_STRENGTH.__getitem__)
+        if act is Act.CANCEL:
+            return None  # 等下，我先去看看包裹: a pause with a plan of one's own, no answer
+        if not rest or (act is Act.AFFIRM and _TURN.search(rest)):
+            return None  # nothing follows (act_of's case), or the rest turns it around
+        return act, rest
+    return None
 
 
 _table(BUILTIN)  # built at import: the first input pays nothing

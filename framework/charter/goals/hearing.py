@@ -13,10 +13,25 @@ the examples recognise when no trigger did, and the clarifying question those le
   the input gave each; the next input resolves it: a yes (one candidate), the candidate's own
   words, 第一个/后者, or its examples (a clear lead among the candidates). A no drops it with
   its own reply; anything else drops it silently and is planned as usual.
+* A question about an intent is no request of it (挂号费多少 / 跨行转账多久能到): when an
+  ordinary intent's trigger fires on a question that gives it no number, code or date, and
+  customers do not ask for the intent with questions (fewer than half its examples are), the
+  input is embedded
+  and the intent dropped if one of its ``not_examples`` or an ``out_of_scope`` utterance is
+  nearer than its own examples, or the input is below the intent's ``ask`` band: worded unlike
+  every request of it (``asked_about``). The FAQ or the unanswered reply answers.
+* Talk about the request just done is no new request of it: when the examples point at the
+  session's last finished request (现在到39度了 after a symptom was triaged, 按我的风险偏好呢
+  after a recommendation) and the input gives it no required value, nothing opens
+  (``about_done``) and the reply is written from the conversation, as before examples.
+* A yes or a no with more said after it (对，就挂这个 / 不是这个医生) while an action awaits the
+  yes (``in_context``): the leading cue decides when the rest asks for nothing else (no other
+  intent's trigger) and gives the awaiting goal no new value (好的，改挂皮肤科 is a correction).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -27,6 +42,7 @@ import regex
 from charter.compile.env import Env
 from charter.compile.specs import goals as S
 from charter.compile.specs.understanding import Heard
+from charter.goals import acts
 from charter.goals.acts import Act
 from charter.goals.plans import NewGoal, OpenGoal, Plan, SessionState
 from charter.goals.tree import with_empty_parents
@@ -36,6 +52,9 @@ if TYPE_CHECKING:
 
 CLARIFY_TIMEOUT_S = 10 * 60
 _NOW = datetime(2026, 1, 1)  # reading a slot to see whether the text gives one: no date matters
+# a slot value that makes a question a request: a number, a code, a date (券码USED30还能用吗);
+# a word (退货 in 退货运费谁出) may only restate what the question is about
+_SUBSTANTIVE = regex.compile(r"[0-9A-Za-z]")
 _FIRST = regex.compile(r"第一|前者|前面|前一个|上一个|头一个|^(?:1|一)[个种]?$")
 _SECOND = regex.compile(r"第二|后者|后面|后一个|下一个|^(?:2|二)[个种]?$")
 
@@ -152,3 +171,75 @@ __all__ = [
     "preset_for",
     "safety_plan",
 ]
+
+
+def in_context(p: Planner, env: Env, text: str, act: Act, state: SessionState) -> Act:
+    """``act``, or the act of the yes or no ``text`` starts with while an action awaits the yes
+    and the rest is no new request or value (see the module docstring)."""
+    awaiting = [g for g in state.goals if g.awaiting]
+    if act is not Act.OTHER or not awaiting:
+        return act
+    lead = acts.leading(text, p.lexicon)
+    if lead is None:
+        return act
+    said, rest = lead
+    goal = awaiting[-1]
+    if any(i != goal.intent and fires(env) for i, fires in p.triggers.items()):
+        return act  # 好的，再帮我查个报告: another request
+    intent = p.intents.get(goal.intent)
+    given = p.values(intent, rest, state.now, state.preset) if intent is not None else {}
+    if said is Act.AFFIRM and any(goal.slots.get(k) != v for k, v in given.items()):
+        return act  # 好的，改挂皮肤科: what awaits is changed, not confirmed
+    return said
+
+
+@functools.lru_cache(maxsize=256)
+def _asked_for_by_questions(intent: S.IntentSpec) -> bool:
+    """Customers ask for the intent with questions (多少钱 / 到哪了 / 能用吗): at least half of
+    its examples are questions. A question is then a request of it, never only about it."""
+    return sum(acts.is_question(e) for e in intent.examples) * 2 >= len(intent.examples)
+
+
+def asked_about(
+    p: Planner, text: str, state: SessionState, matched: Sequence[S.IntentSpec]
+) -> list[S.IntentSpec]:
+    """``matched`` (the intents whose trigger fired) without those the input only asks about
+    (see the module docstring); the input is embedded only for a question that gives a
+    matched intent without an open goal no value."""
+    u = p.understander
+    if u is None or not acts.is_question(text):
+        return list(matched)
+    open_intents = {g.intent for g in state.goals}
+    doubtful = [
+        i
+        for i in matched
+        if i.id not in open_intents
+        and any(i.examples)
+        and not _asked_for_by_questions(i)
+        and not any(
+            _SUBSTANTIVE.search(str(v)) for v in p.values(i, text, state.now, state.preset).values()
+        )
+    ]
+    if not doubtful:
+        return list(matched)
+    heard = u.hear(text)
+    unlike = set()
+    for s in heard.ranking:
+        band = u.spec.band(s.intent)
+        if s.vetoed_by is not None or (band is not None and s.score < band.ask):
+            unlike.add(s.intent)
+    return [i for i in matched if i not in doubtful or i.id not in unlike]
+
+
+def about_done(p: Planner, heard: Heard, text: str, state: SessionState) -> bool:
+    """The examples point at the session's last finished request (the one they would open,
+    or a candidate of their question) and ``text`` gives it no required slot value: the
+    customer goes on about it (see the module docstring)."""
+    done = state.done
+    if done is None or done.intent not in heard.intents:
+        return False
+    intent = p.intents.get(done.intent)
+    if intent is None:
+        return False
+    found = p.values(intent, text, state.now, state.preset)
+    return not any((s := intent.slot(k)) is not None and s.required for k in found)

@@ -16,6 +16,8 @@ import regex
 
 from charter.compile.env import Env
 from charter.compile.specs import goals as S
+from charter.goals import hearing
+from charter.goals.acts import is_question
 from charter.goals.plans import Ask, OpenGoal, Plan, SessionState, SlotUpdate
 from charter.goals.plans import replace_goal as _replace
 from charter.goals.segments import clauses, positions, segments
@@ -67,6 +69,8 @@ class Build(Tree):
                 for i in spec.intents
                 if i.id not in self.skip and not i.safety and p.triggers[i.id](self.env)
             ]
+            if matched and not new_only:
+                matched = hearing.asked_about(p, self.text, self.state, matched)
         if not matched:
             if new_only:
                 return Plan()
@@ -79,14 +83,22 @@ class Build(Tree):
             return p.by_examples(self.env, self.text, self.state)
         if not new_only and not self.forced:
             # 订单DD202405070007 while a return asks for its order number: the input is the
-            # answer (its value and a word), not a new order query
+            # answer (its value and a word), not a new order query; so is 订单DD…退了吧, which
+            # names only the request's parent (the order the return is of) beside the value and
+            # asks nothing of it
             answered = self.answers()
             ids = {i.id for i in matched}
             target = answered.updates[0].goal if answered.updates else None
             if (
                 target is not None
                 and self.open[target].intent not in ids
-                and elliptical(self.text, {u.slot: u.value for u in answered.updates})
+                and (
+                    elliptical(self.text, {u.slot: u.value for u in answered.updates})
+                    or (
+                        ids <= self._ancestors(self.open[target].intent)
+                        and not is_question(self.text)  # 订单…现在什么状态 asks of the order
+                    )
+                )
             ):
                 return answered
         where = {i.id: positions(self.env, i, p.table.ids) for i in matched}
@@ -210,6 +222,15 @@ class Build(Tree):
                 asks=(ask,) if ask else (),
             )
         return Plan()
+
+    def _ancestors(self, intent_id: str) -> set[str]:
+        """The intents ``intent_id`` is a sub-request of (``parent:``), nearest first."""
+        out: set[str] = set()
+        parent = self.p.intents[intent_id].parent if intent_id in self.p.intents else None
+        while parent is not None and parent not in out:
+            out.add(parent)
+            parent = self.p.intents[parent].parent if parent in self.p.intents else None
+        return out
 
     def _bare(self, intent: S.IntentSpec, name: str) -> dict[str, Any]:
         """A bare value answering the question for slot ``name`` (1234 to 请告诉我卡号后四位):

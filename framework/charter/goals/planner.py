@@ -19,10 +19,9 @@ slots), no randomness; the same input and state always give the same plan. In or
    goal; over ``confirm_split_over`` new goals, the user is asked first;
 6. an input with no intent may answer the question of the latest pending goal.
 
-Steps 1-3, and the redo of a request corrected or followed up, are this module's; the rest is
-``charter.goals.newgoals`` (new goals), with ``charter.goals.segments`` (each intent's clauses),
-``charter.goals.tree`` (placement and limits), ``charter.goals.slots`` (completing new goals)
-and ``charter.goals.shapes`` (a yes, a no, a follow-up's form).
+Steps 1-3 and the redo of a request corrected or followed up are here; new goals are
+``charter.goals.newgoals`` (with ``segments``, ``tree``, ``slots`` and ``shapes`` beside it);
+safety, dialogue acts in context and the examples are ``charter.goals.hearing``'s.
 """
 
 from __future__ import annotations
@@ -139,7 +138,7 @@ class Planner:
             if screened and self.understander is not None:
                 plan = replace(plan, heard=self.understander.hear(text))  # kept: not embedded again
             return plan
-        act = acts.act_of(text, self.lexicon)
+        act = hearing.in_context(self, env, text, acts.act_of(text, self.lexicon), state)
         if clarifying:
             resolved = self._clarified(env, text, act, clarifying[-1], state)
             if resolved is not None:
@@ -241,13 +240,14 @@ class Planner:
         return merged
 
     def by_examples(self, env: Env, text: str, state: SessionState) -> Plan:
-        """No trigger fired and the input answers nothing: what its nearest examples say
-        (ARCHITECTURE §6a). A safety intent they open comes first."""
+        """No trigger fired, nothing answered: what the nearest examples say (§6a)."""
         if self.understander is None:
             return Plan()
-        heard = self.understander.hear(text)
+        heard = self.understander.hear(text)  # a safety intent they open comes first
         if heard.safety:
             return replace(hearing.safety_plan(self, heard.safety, state.goals), heard=heard)
+        if hearing.about_done(self, heard, text, state):
+            return Plan(heard=heard)
         if heard.decision is Decision.OPEN:
             built = Build(self, env, text, state, forced=heard.intents).plan()
             return replace(built, layer="example", heard=heard)

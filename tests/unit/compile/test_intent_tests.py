@@ -136,6 +136,46 @@ def test_the_table_compiles_into_phrases(tmp_path: Path, registry: Registry) -> 
             ),
         ),
         (
+            "phrases:\n  - say: 张三\n    pending: question\n    of: transfr\n    act: answer\n",
+            (
+                "CH385",
+                "warning",
+                "tests/intents.yaml:4:9",
+                "phrase '张三' is said while unknown intent 'transfr' is pending: it is not measured",
+                "did you mean 'transfer'?",
+            ),
+        ),
+        (
+            "phrases:\n  - say: 好\n    pending: confirm\n    of: balance\n    act: affirm\n",
+            (
+                "CH387",
+                "error",
+                "tests/intents.yaml:4:9",
+                "phrase '好' is said with 'balance' awaiting a yes it never asks",
+                "give 'balance' confirm: true, or name another",
+            ),
+        ),
+        (
+            "phrases:\n  - say: 好\n    pending: question\n    of: alarm\n    act: answer\n",
+            (
+                "CH387",
+                "error",
+                "tests/intents.yaml:4:9",
+                "phrase '好' is said with 'alarm' asking a question it never asks",
+                "'alarm' has no required slot",
+            ),
+        ),
+        (
+            "phrases:\n  - say: 张三\n    intent: none\n    of: transfer\n",
+            (
+                "CH387",
+                "error",
+                "tests/intents.yaml:4:9",
+                "phrase '张三' is said with 'transfer' with nothing pending",
+                "add pending: confirm or pending: question",
+            ),
+        ),
+        (
             "phrases:\n  - say: 你好\n    intent: none\n    pending: later\n",
             (
                 "CH013",
@@ -155,6 +195,10 @@ def test_the_table_compiles_into_phrases(tmp_path: Path, registry: Registry) -> 
         "out-of-scope-example",
         "unknown-slot",
         "slots-without-intent",
+        "unknown-pending-intent",
+        "pending-confirm-never-asked",
+        "pending-question-never-asked",
+        "of-without-pending",
         "schema",
     ],
 )
@@ -171,3 +215,11 @@ def test_a_phrase_naming_an_unknown_intent_is_left_out(tmp_path: Path, registry:
     pack, _ = compile_path(tiny_pack(tmp_path, table), registry, cache_dir=None)
     assert pack is not None
     assert [p.say for p in pack.phrases] == ["查下余额"]
+
+
+def test_of_names_the_pending_request(tmp_path: Path, registry: Registry) -> None:
+    table = "phrases:\n  - say: 张三\n    pending: question\n    of: transfer\n    act: answer\n"
+    pack, diags = compile_path(tiny_pack(tmp_path, table), registry, cache_dir=None)
+    assert [d.headline() for d in diags] == []
+    assert pack is not None
+    assert [(p.say, p.pending, p.of) for p in pack.phrases] == [("张三", "question", "transfer")]

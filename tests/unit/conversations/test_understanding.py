@@ -51,6 +51,10 @@ def test_the_states_a_phrase_is_said_in(pack: CompiledPack) -> None:
         "pending",
         ("card_tail",),
     )
+    # of: the question of another intent, every required slot missing
+    asked = states(pack.goals, "transfer")["question"].goals[0]
+    assert (asked.intent, asked.missing) == ("transfer", ("payee",))
+    assert "question" not in states(pack.goals, "alarm")  # it asks nothing
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from charter.goals.acts import BUILTIN, Act, Lexicon, act_of
+from charter.goals.acts import BUILTIN, Act, Lexicon, act_of, is_question, leading
 
 AFFIRM = [
     "好的",
@@ -279,3 +279,59 @@ def test_reading_is_fast() -> None:
         for text in texts:
             act_of(text)
     assert time.perf_counter() - start < 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("对，就挂这个", (Act.AFFIRM, "就挂这个")),
+        ("没问题就这个时间", (Act.AFFIRM, "时间")),
+        ("好的，我要挂皮肤科", (Act.AFFIRM, "我要挂皮肤科")),  # the planner judges the rest
+        ("不是这个医生", (Act.DENY, "医生")),
+        ("不是心内科", (Act.DENY, "心内科")),
+    ],
+)
+def test_a_yes_or_no_followed_by_more_leads(text: str, expected: tuple[Act, str]) -> None:
+    assert act_of(text) is Act.OTHER
+    assert leading(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "是我妈妈的卡",  # a one-character cue glued to content is a word (是 the copula)
+        "对我来说太贵了",
+        "好的，不过先别办",  # the rest turns the yes around
+        "好的，但是要改时间",
+        "等下，我先去看看包裹",  # a pause with a plan of one's own
+        "好的，能改到下午吗",  # a question
+        "好的谢谢",  # nothing follows: act_of reads it whole
+        "今天下午可以吗",
+    ],
+)
+def test_no_leading_act(text: str) -> None:
+    assert leading(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "act"),
+    [("并不是", Act.DENY), ("确实是这样", Act.AFFIRM), ("是皮肤科不是口腔科", Act.CORRECT)],
+)
+def test_adverbs_and_is_not_forms(text: str, act: Act) -> None:
+    assert act_of(text) is act
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("报告多久能出来", True),
+        ("跨行转账多长时间到账", True),
+        ("退货运费谁出", True),
+        ("这个咋弄", True),
+        ("如何开发票", True),
+        ("我要转账", False),
+        ("帮我挂明天的号", False),
+    ],
+)
+def test_questions(text: str, asks: bool) -> None:
+    assert is_question(text) is asks

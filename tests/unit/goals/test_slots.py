@@ -157,6 +157,7 @@ def test_a_role_slot_with_multiple_takes_each_name_in_order(registry: Registry) 
 
 
 ECOM_ORDER = r"(?<![0-9A-Za-z+])(?P<value>(?:DD)?[0-9]{12,15})(?![0-9])"
+PRODUCT = r"(?P<value>(?:iPhone|华为)\s?(?:[A-Za-z]+\s?)?[0-9]+[A-Za-z]*)"
 COUPON = r"(?<![A-Za-z0-9])(?P<value>[A-Za-z]{2,8}[0-9]{1,4})(?![A-Za-z0-9])"
 
 
@@ -176,6 +177,8 @@ COUPON = r"(?<![A-Za-z0-9])(?P<value>[A-Za-z]{2,8}[0-9]{1,4})(?![A-Za-z0-9])"
         (COUPON, "用了券码save20", "SAVE20"),
         (COUPON, "优惠码 SAVE20", "SAVE20"),
         (ORDER, "快递到哪了", None),
+        # a name read as written keeps its case, even where upper case would also match
+        (PRODUCT, "4999元的华为 Mate60和iPhone 15哪个划算", "华为 Mate60"),
     ],
 )
 def test_identifiers_typed_loosely_are_stored_as_their_pattern_spells_them(

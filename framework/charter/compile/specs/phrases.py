@@ -20,7 +20,8 @@ NONE = "none"  # ``intent: none``: no intent handles it (out of scope)
 @dataclass(frozen=True)
 class IntentPhrase:
     """A phrase and how it must be understood: ``intent`` None is "no intent" (``none``) when
-    ``checks_intent``; ``pending`` the state it is said in (None: an empty session)."""
+    ``checks_intent``; ``pending`` the state it is said in (None: an empty session), ``of``
+    whose request is pending."""
 
     say: str
     intent: str | None
@@ -29,6 +30,8 @@ class IntentPhrase:
     slots_json: str  # expected slot values, {slot: text}, as JSON
     location: Location
     checks_intent: bool = True  # the phrase names an intent (or none): its decision is scored
+    of: str | None = None  # the intent whose confirmation or question is pending (None: the
+    # pack's first that confirms, or the first with a required slot)
 
     @property
     def slots(self) -> dict[str, str]:

@@ -54,6 +54,8 @@ _SCALE = {"万": Decimal(10000), "千": Decimal(1000), None: Decimal(1)}
 SPOKEN_FALLBACK = {"money": "spoken_amount"}
 # spaces and dashes people type inside an identifier: DD 2024 0507 0007, DD-202405070007
 _INNER_GAPS = regex.compile(r"(?<=[0-9A-Za-z])[ \t\u3000\-‐－—]+(?=[0-9A-Za-z])")
+# a value made of ASCII letters, digits and the gaps typed inside identifiers
+_IDENTIFIER = regex.compile(r"[0-9A-Za-z \t\-‐－—]+")
 _UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
 
@@ -227,8 +229,9 @@ class SlotReader:
         """The values of a regex slot as identifiers are typed: when the text as written gives
         none, the first of the text upper-cased and ``loose_identifiers(text)`` that gives some
         (``dd 2024 0507 0007`` → DD202405070007); when it gives some, a loose value with the
-        same digits replaces one (``DD-202405070007``: 202405070007 → DD202405070007, ``save20``
-        → SAVE20), never one that glues more digits on (``123456789012 345``)."""
+        same digits replaces an identifier (``DD-202405070007``: 202405070007 → DD202405070007,
+        ``save20`` → SAVE20), never one that glues more digits on (``123456789012 345``), nor a
+        value with other characters (``华为 Mate60`` stays as written)."""
         upper = text.translate(_UPPER)
         for variant in dict.fromkeys((upper, loose_identifiers(text))):
             if variant == text or not self.matches(iid, slot, variant, ()):
@@ -237,7 +240,12 @@ class SlotReader:
             found = self.matches(iid, slot, variant, refused)
             if not strict:
                 return found
-            return [next((w for w in found if _same_id(str(v), str(w))), v) for v in strict]
+            return [
+                next((w for w in found if _same_id(str(v), str(w))), v)
+                if _IDENTIFIER.fullmatch(str(v))
+                else v  # 华为 Mate60 is a name as written, not an identifier to upper-case
+                for v in strict
+            ]
         return strict
 
     def slot(

@@ -30,6 +30,7 @@ class Phrase(DocModel):
     say: OptStr = None
     intent: OptStr = None
     pending: OptStr = None
+    of: OptStr = None
     act: OptStr = None
     slots: StrValues = Field(default_factory=dict)
 

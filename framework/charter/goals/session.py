@@ -36,19 +36,29 @@ class SessionGoals:
         return [g for g in self.goals if g.status == "active"]
 
     def context(self, goal_id: str) -> dict[str, Any]:
-        """The slots the goal can use (``GoalReads.context``); {} for a goal not held here."""
-        layers = []
+        """The slots the goal can use (``GoalReads.context``, ``merged``); {} for a goal not
+        held here."""
+        layers: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
         current: str | None = goal_id
         while current is not None and current in self.rows:
             parent, inherited, slots = self.rows[current]
             layers.append((inherited, slots))
             current = parent
-        out: dict[str, Any] = {}
-        for inherited, slots in reversed(layers):
-            out.update(inherited)
-            out.update(slots)
-        return self.open(out, self.user_id)
+        return self.open(merged(layers), self.user_id)
 
     def slots(self, goal_id: str) -> dict[str, Any]:
         """The context without the bookkeeping keys (``_awaiting`` ...)."""
         return {k: v for k, v in self.context(goal_id).items() if not k.startswith("_")}
+
+
+def merged(layers: list[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> dict[str, Any]:
+    """A goal's context from its layers, the goal's own first and the root's last: from the
+    root down, each goal's inherited slots and then its own, nearer over farther. The
+    bookkeeping keys (``_awaiting`` ...) are the goal's own only: a balance query opened under
+    a transfer that awaits its yes does not await one."""
+    out: dict[str, Any] = {}
+    for n, (inherited, slots) in enumerate(reversed(layers), 1):
+        own = n == len(layers)
+        for layer in (inherited, slots):
+            out.update(layer if own else {k: v for k, v in layer.items() if not k.startswith("_")})
+    return out

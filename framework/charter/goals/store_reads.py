@@ -5,12 +5,13 @@ compare-and-set every status change is, are ``charter.goals.store``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 
-from charter.goals.session import SessionGoals
+from charter.goals.session import SessionGoals, merged
 from charter.goals.store_api import GoalNotFound
 from charter.goals.tables import GOAL_CONTEXT as C
 from charter.goals.tables import GOAL_HISTORY as H
@@ -99,14 +100,15 @@ class GoalReads(MigratedStore):
             return [HistoryEntry.from_row(m) for m in conn.execute(query).mappings()]
 
     def context(self, goal_id: str) -> dict[str, Any]:
-        """The slots a goal can use: from the root down to the goal, each goal's inherited
-        slots and then its own, nearer goals over farther ones, own slots over inherited."""
+        """The slots a goal can use (``charter.goals.session.merged``): from the root down to
+        the goal, each goal's inherited slots and then its own, nearer goals over farther ones,
+        own slots over inherited; bookkeeping keys only the goal's own."""
         query = (
             sa.select(T.c.parent_id, T.c.user_id, C.c.slots, C.c.inherited)
             .join(C, C.c.goal_id == T.c.id)
             .where(T.c.id == sa.bindparam("gid"))
         )
-        layers: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        layers: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
         user_id = ""
         with transaction(self._engine) as conn:  # one snapshot for the whole chain
             current: str | None = goal_id
@@ -117,9 +119,5 @@ class GoalReads(MigratedStore):
                 layers.append((row.inherited, row.slots))
                 user_id = row.user_id
                 current = row.parent_id
-        out: dict[str, Any] = {}
-        for inherited, slots in reversed(layers):
-            out.update(inherited)
-            out.update(slots)
-        opened: dict[str, Any] = self._privacy.open(out, user_id)
+        opened: dict[str, Any] = self._privacy.open(merged(layers), user_id)
         return opened

@@ -430,3 +430,21 @@ def test_tree_and_active_are_per_user_and_session_in_creation_order(
 def test_a_naive_clock_is_taken_as_utc(goal_sqlite_url: str) -> None:
     with GoalStore(goal_sqlite_url, clock=lambda: datetime(2024, 5, 1, 10, 0)) as store:
         assert store.create("x", user_id="u", session_id="s").created_at == T0
+
+
+def test_bookkeeping_keys_are_a_goals_own(store: GoalStore) -> None:
+    """A balance query opened under a transfer that awaits its yes does not await one: the
+    ``_`` keys are not inherited, the slots are."""
+    store.create(
+        "transfer",
+        user_id="u1",
+        session_id="s1",
+        slots={"payee": "王芳", "_awaiting": True},
+        goal_id="transfer",
+    )
+    store.create("balance", user_id="u1", session_id="s1", parent_id="transfer", goal_id="balance")
+    assert store.context("balance") == {"payee": "王芳"}
+    assert store.context("transfer") == {"payee": "王芳", "_awaiting": True}
+    held = store.session("u1", "s1")
+    assert held.context("balance") == {"payee": "王芳"}
+    assert held.context("transfer") == {"payee": "王芳", "_awaiting": True}

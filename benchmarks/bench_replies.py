@@ -40,11 +40,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from bench_support import Section
@@ -55,6 +55,7 @@ BASELINE_REF = "0affdca"  # main before issue 14 (replies composed from template
 REPLY = "好的，已为您处理。"
 TARGET_TEMPLATE_MS = 20.0  # median of a turn without generation
 ROUNDS = {True: 1, False: 5}  # quick, full
+_T = TypeVar("_T")
 PLUGINS = ("charter-zh", "charter-skills", "charter-llamacpp")
 Turns = list[list[dict[str, Any]]]  # per conversation, per turn
 
@@ -346,26 +347,34 @@ def _line(pack: str, today: dict[str, Any], before: dict[str, Any] | None) -> li
     return lines
 
 
-def play_sides(quick: bool, ref: str) -> tuple[dict[str, list[dict[str, Turns]]], dict[str, str]]:
-    """Every round of every side (today, and before when ``ref`` can be checked out), and what
+def alternate(
+    ref: str, rounds: int, play: Callable[[Side, Path], _T]
+) -> tuple[dict[str, list[_T]], dict[str, str]]:
+    """``play(side, cache)`` for every round of every side (today, and before when ``ref`` can
+    be checked out), the sides taking turns, each with a compile cache of its own; and what
     the baseline is: ``{ref, commit}`` or ``{ref, unavailable}``."""
-    from charter.conversations.runner import TEST_MEMORY_KEY
-
-    plays = {p: conversations(REPO / "domains" / p) for p in PACKS}
     with contextlib.ExitStack() as stack:
         cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="charter-bench-c-")))
         got = stack.enter_context(worktree(ref))
         sides = [Side("today", REPO)]
         if isinstance(got, tuple):
             sides.append(Side("before", got[0]))
-        played: dict[str, list[dict[str, Turns]]] = {s.label: [] for s in sides}
-        for r in range(ROUNDS[quick]):
+        played: dict[str, list[_T]] = {s.label: [] for s in sides}
+        for r in range(rounds):
             for s in sides if r % 2 == 0 else sides[::-1]:
-                played[s.label].append(s.run(plays, TEST_MEMORY_KEY, cache / s.label))
+                played[s.label].append(play(s, cache / s.label))
     baseline = {"ref": ref, "commit": got[1]} if isinstance(got, tuple) else {"ref": ref}
     if isinstance(got, str):
         baseline["unavailable"] = got
     return played, baseline
+
+
+def play_sides(quick: bool, ref: str) -> tuple[dict[str, list[dict[str, Turns]]], dict[str, str]]:
+    """Every round of every side, and what the baseline is (``alternate``)."""
+    from charter.conversations.runner import TEST_MEMORY_KEY
+
+    plays = {p: conversations(REPO / "domains" / p) for p in PACKS}
+    return alternate(ref, ROUNDS[quick], lambda s, cache: s.run(plays, TEST_MEMORY_KEY, cache))
 
 
 def measure(quick: bool, ref: str = BASELINE_REF) -> Section:

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench_replies import PACKS, REPLY, Side, worktree
+from bench_replies import PACKS, REPLY, Side, alternate
 
 REPO = Path(__file__).resolve().parent.parent
 BASELINE_REF = "HEAD"  # the last commit: the code before examples
@@ -244,34 +244,15 @@ def _run_side(s: Side, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def play_turns(quick: bool, ref: str) -> tuple[dict[str, list[dict[str, Any]]], dict[str, str]]:
-    with contextlib.ExitStack() as stack:
-        cache = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="charter-bench-c-")))
-        got = stack.enter_context(worktree(ref))
-        sides = [Side("today", REPO)]
-        if isinstance(got, tuple):
-            sides.append(Side("before", got[0]))
-        played: dict[str, list[dict[str, Any]]] = {s.label: [] for s in sides}
-        for r in range(ROUNDS[quick]):
-            for s in sides if r % 2 == 0 else sides[::-1]:
-                packs = {
-                    p: {
-                        "dir": str(s.root / "domains" / p),
-                        "keyword": KEYWORD[p],
-                        "example": EXAMPLE[p],
-                    }
-                    for p in PACKS
-                }
-                payload = {
-                    "key": KEY.hex(),
-                    "cache": str(cache / s.label),
-                    "users": USERS[quick],
-                    "packs": packs,
-                }
-                played[s.label].append(_run_side(s, payload))
-    baseline = {"ref": ref, "commit": got[1]} if isinstance(got, tuple) else {"ref": ref}
-    if isinstance(got, str):
-        baseline["unavailable"] = got
-    return played, baseline
+    def play(s: Side, cache: Path) -> dict[str, Any]:
+        packs = {
+            p: {"dir": str(s.root / "domains" / p), "keyword": KEYWORD[p], "example": EXAMPLE[p]}
+            for p in PACKS
+        }
+        payload = {"key": KEY.hex(), "cache": str(cache), "users": USERS[quick], "packs": packs}
+        return _run_side(s, payload)
+
+    return alternate(ref, ROUNDS[quick], play)
 
 
 def turn_figures(rounds: list[dict[str, Any]], pack: str) -> dict[str, Any]:

@@ -6,30 +6,22 @@ examples is reported as such. No timing is asserted."""
 from __future__ import annotations
 
 import importlib
-import subprocess
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.unit.benchmarks.smoke import check_lines, quick_once
+from tests.unit.benchmarks.smoke import check_lines, quick_once, worktrees_in
 
 ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT / "benchmarks"
 PACKS = ("finance", "ecommerce", "medical")
 
 
-def worktrees() -> set[str]:
-    done = subprocess.run(
-        ["git", "-C", str(ROOT), "worktree", "list", "--porcelain"], capture_output=True, text=True
-    )
-    return {line for line in done.stdout.splitlines() if line.startswith("worktree ")}
-
-
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    return quick_once(tmp_path_factory, "bench_understand.py", check=worktrees)
+    return quick_once(tmp_path_factory, "bench_understand.py", check=worktrees_in)
 
 
 @pytest.fixture

@@ -13,13 +13,19 @@ the examples recognise when no trigger did, and the clarifying question those le
   the input gave each; the next input resolves it: a yes (one candidate), the candidate's own
   words, 第一个/后者, or its examples (a clear lead among the candidates). A no drops it with
   its own reply; anything else drops it silently and is planned as usual.
-* A question about an intent is no request of it (挂号费多少 / 跨行转账多久能到): when an
-  ordinary intent's trigger fires on a question that gives it no number, code or date, and
-  customers do not ask for the intent with questions (fewer than half its examples are), the
-  input is embedded
-  and the intent dropped if one of its ``not_examples`` or an ``out_of_scope`` utterance is
-  nearer than its own examples, or the input is below the intent's ``ask`` band: worded unlike
-  every request of it (``asked_about``). The FAQ or the unanswered reply answers.
+* A question about an intent is no request of it (挂号费多少 / 跨行转账多久能到), when it gives
+  the intent no number, code or date and asks nobody to do anything (``questions.asks_for``):
+  a question of price, time or place that none of the intent's examples asks
+  (``questions.FACTS``) is dropped at once, whether a keyword or the examples found the intent
+  (``asked_about``, ``only_about``); a yes/no question on an intent customers do not ask for
+  with questions (fewer than half its examples are) is embedded, and the intent dropped if one
+  of its ``not_examples`` or an ``out_of_scope`` utterance is nearer than its own examples, or
+  the input is below the intent's ``ask`` band: worded unlike every request of it. The FAQ or
+  the unanswered reply answers.
+* The examples alone never open a safety intent for an input that says it is mild (有点发热 /
+  划了个小口子: ``severity.mild``), nor for a yes or a no to what is pending (不是这张卡); where
+  an ordinary intent's keyword fired, the safety intent must lead it unless the input is
+  severe (``screened_safety``). Its keywords open it regardless.
 * Talk about the request just done is no new request of it: when the examples point at the
   session's last finished request (现在到39度了 after a symptom was triaged, 按我的风险偏好呢
   after a recommendation) and the input gives it no required value, nothing opens
@@ -41,20 +47,22 @@ import regex
 
 from charter.compile.env import Env
 from charter.compile.specs import goals as S
-from charter.compile.specs.understanding import Heard
-from charter.goals import acts
+from charter.compile.specs.understanding import SAFETY_LEAD, Heard
+from charter.goals import acts, questions, severity
 from charter.goals.acts import Act
 from charter.goals.plans import NewGoal, OpenGoal, Plan, SessionState
 from charter.goals.tree import with_empty_parents
+from charter.goals.understand import MIN_PIECE
 
 if TYPE_CHECKING:
     from charter.goals.planner import Planner
 
 CLARIFY_TIMEOUT_S = 10 * 60
 _NOW = datetime(2026, 1, 1)  # reading a slot to see whether the text gives one: no date matters
-# a slot value that makes a question a request: a number, a code, a date (券码USED30还能用吗);
-# a word (退货 in 退货运费谁出) may only restate what the question is about
-_SUBSTANTIVE = regex.compile(r"[0-9A-Za-z]")
+# a slot value that makes a question a request: a number, a code, a date (券码USED30还能用吗 /
+# FREESHIP能用吗); a word (退货 in 退货运费谁出, B超 or CT in B超报告要等多久) may only restate
+# what the question is about
+_SUBSTANTIVE = regex.compile(r"[0-9]|[A-Za-z]{4,}")
 _FIRST = regex.compile(r"第一|前者|前面|前一个|上一个|头一个|^(?:1|一)[个种]?$")
 _SECOND = regex.compile(r"第二|后者|后面|后一个|下一个|^(?:2|二)[个种]?$")
 
@@ -82,13 +90,36 @@ def keyword_safety(p: Planner, env: Env) -> list[str]:
     return [i.id for i in p.spec.intents if i.safety and p.triggers[i.id](env)]
 
 
-def screened_safety(p: Planner, text: str) -> list[str]:
+def screened_safety(p: Planner, env: Env, text: str, state: SessionState) -> list[str]:
     """The safety intents the examples open for an input worded near a safety example (the
-    screen), whatever else it says: only such inputs are embedded before the keywords."""
+    screen), whatever else it says: only such inputs are embedded before the keywords. Not
+    for a mild input (``severity``); where an ordinary intent's keyword fired (发烧了怎么办),
+    the safety intent must lead it by ``SAFETY_LEAD`` unless the input is severe. Nor for a
+    yes, a no or a correction while a goal awaits one (不是这张卡 answers; it reports no loss).
+    """
     u = p.understander
-    if u is None or not u.screens(text):
+    if u is None or severity.mild(text) or not u.screens(text):
         return []
-    return list(u.safety(text))
+    if state.goals and _answers(p, text):
+        return []
+    fired = not severity.severe(text) and any(
+        not i.safety and p.triggers[i.id](env) for i in p.spec.intents
+    )
+    return list(u.safety(text, lead=SAFETY_LEAD if fired else 0.0))
+
+
+def _answers(p: Planner, text: str) -> bool:
+    """``text`` is a yes, a no or a stop, alone or before a few words (不是这张卡)."""
+    if acts.act_of(text, p.lexicon) is not Act.OTHER:
+        return True
+    lead = acts.leading(text, p.lexicon)
+    return lead is not None and len(lead[1]) < MIN_PIECE
+
+
+def examples_safety(heard: Heard, text: str) -> tuple[str, ...]:
+    """The safety intents the examples open for an input no keyword decided: none for a mild
+    one (有点发热 / 手指划了个小口子), whose degree words say it is no emergency."""
+    return () if severity.mild(text) else heard.safety
 
 
 def clarify_plan(p: Planner, heard: Heard, text: str, state: SessionState) -> Plan:
@@ -168,6 +199,7 @@ __all__ = [
     "chosen",
     "clarify_plan",
     "keyword_safety",
+    "opens_nothing",
     "preset_for",
     "safety_plan",
 ]
@@ -204,31 +236,70 @@ def asked_about(
     p: Planner, text: str, state: SessionState, matched: Sequence[S.IntentSpec]
 ) -> list[S.IntentSpec]:
     """``matched`` (the intents whose trigger fired) without those the input only asks about
-    (see the module docstring); the input is embedded only for a question that gives a
+    (see the module docstring); the input is embedded only for a yes/no question that gives a
     matched intent without an open goal no value."""
-    u = p.understander
-    if u is None or not acts.is_question(text):
+    if not acts.is_question(text):
         return list(matched)
+    valueless = _valueless(p, text, state, matched)
+    unasked = _unasked(text, valueless)
+    doubtful = [i for i in valueless if i.id not in unasked and not _asked_for_by_questions(i)]
+    u = p.understander
+    unlike = set()
+    if doubtful and u is not None:
+        for s in u.hear(text).ranking:
+            band = u.spec.band(s.intent)
+            if s.vetoed_by is not None or (band is not None and s.score < band.ask):
+                unlike.add(s.intent)
+    return [i for i in matched if i.id not in unasked and (i not in doubtful or i.id not in unlike)]
+
+
+def opens_nothing(p: Planner, heard: Heard, text: str, state: SessionState) -> bool:
+    """What the examples point at is no new request: talk about the one just done, or a
+    question only about them."""
+    return about_done(p, heard, text, state) or only_about(p, heard, text, state)
+
+
+def only_about(p: Planner, heard: Heard, text: str, state: SessionState) -> bool:
+    """Every intent the examples point at is one ``text`` only asks about: a question of a
+    kind none of its examples ask (挂号费多少 near 挂个号)."""
+    if not heard.intents or not acts.is_question(text):
+        return False
+    intents = [p.intents[i] for i in heard.intents if i in p.intents]
+    return len(intents) == len(heard.intents) and len(
+        _unasked(text, _valueless(p, text, state, intents))
+    ) == len(intents)
+
+
+def _valueless(
+    p: Planner, text: str, state: SessionState, intents: Sequence[S.IntentSpec]
+) -> list[S.IntentSpec]:
+    """``intents`` without an open goal, with examples, to which ``text`` gives no number,
+    code or date."""
     open_intents = {g.intent for g in state.goals}
-    doubtful = [
+    return [
         i
-        for i in matched
+        for i in intents
         if i.id not in open_intents
         and any(i.examples)
-        and not _asked_for_by_questions(i)
         and not any(
             _SUBSTANTIVE.search(str(v)) for v in p.values(i, text, state.now, state.preset).values()
         )
     ]
-    if not doubtful:
-        return list(matched)
-    heard = u.hear(text)
-    unlike = set()
-    for s in heard.ranking:
-        band = u.spec.band(s.intent)
-        if s.vetoed_by is not None or (band is not None and s.score < band.ask):
-            unlike.add(s.intent)
-    return [i for i in matched if i not in doubtful or i.id not in unlike]
+
+
+def _unasked(text: str, intents: Sequence[S.IntentSpec]) -> set[str]:
+    """The ids of ``intents`` customers never ask for with the kind of fact ``text`` asks (how
+    much, when, where; none for a yes/no question or one that also asks for help)."""
+    kinds = questions.kinds(text) & questions.FACTS
+    if not kinds or questions.asks_for(text):
+        return set()
+    return {i.id for i in intents if not kinds & _kinds_asked(i)}
+
+
+@functools.lru_cache(maxsize=256)
+def _kinds_asked(intent: S.IntentSpec) -> frozenset[str]:
+    """The kinds of question (how much, when, where...) customers ask for ``intent`` with."""
+    return questions.kinds_of(intent.examples)
 
 
 def about_done(p: Planner, heard: Heard, text: str, state: SessionState) -> bool:

@@ -131,7 +131,7 @@ class Planner:
             state = replace(state, goals=tuple(g for g in state.goals if g not in clarifying))
         goals = list(state.goals)
         safety = hearing.keyword_safety(self, env)
-        screened = not safety and bool(safety := hearing.screened_safety(self, text))
+        screened = not safety and bool(safety := hearing.screened_safety(self, env, text, state))
         if safety:
             ids = tuple(g.id for g in clarifying)
             plan = merge(Plan(aborts=ids), hearing.safety_plan(self, safety, goals))
@@ -244,9 +244,9 @@ class Planner:
         if self.understander is None:
             return Plan()
         heard = self.understander.hear(text)  # a safety intent they open comes first
-        if heard.safety:
-            return replace(hearing.safety_plan(self, heard.safety, state.goals), heard=heard)
-        if hearing.about_done(self, heard, text, state):
+        if safety := hearing.examples_safety(heard, text):
+            return replace(hearing.safety_plan(self, safety, state.goals), heard=heard)
+        if hearing.opens_nothing(self, heard, text, state):
             return Plan(heard=heard)
         if heard.decision is Decision.OPEN:
             built = Build(self, env, text, state, forced=heard.intents).plan()

@@ -77,23 +77,27 @@ class Understander:
         row: np.ndarray = embed(self.embedder, [text])[0]
         return row
 
-    def safety(self, text: str) -> tuple[str, ...]:
+    def safety(self, text: str, *, lead: float = 0.0) -> tuple[str, ...]:
         """The safety intents an input a keyword decided is about (the screen let it through),
         judged strictly: in the whole input or in one of its clauses (挂号先不急，孩子刚抽过去了
-        一次), a safety intent over its band that no ordinary intent beats. The whole input's
-        answer is kept for ``hear``."""
+        一次), a safety intent over its band that leads every ordinary intent by ``lead``. The
+        whole input's answer is kept for ``hear``."""
         pieces = [text, *(c for c in _pieces(text) if c != text)]
         rows = embed(self.embedder, pieces)
         found: list[str] = []
         for n, row in enumerate(rows):
-            ranking = self.spec.rank(row)
-            heard = self.spec.decide(ranking)
+            heard = self.spec.hear(row)
+            ranking = heard.ranking
             if n == 0:
                 with self._lock:
                     self.embedded += 1
                     self._last = (text, heard)
-            top = next((r for r in ranking if r.vetoed_by is None), None)
-            if top is not None and top.intent in heard.safety:
+            unvetoed = [s for s in ranking if s.vetoed_by is None]
+            if not unvetoed or unvetoed[0].intent not in heard.safety:
+                continue
+            top = unvetoed[0]
+            ordinary = [s.score for s in unvetoed if s.intent not in self.spec.safety]
+            if top.score - max(ordinary, default=-1.0) >= lead:
                 found.append(top.intent)
         return tuple(dict.fromkeys(found))
 
@@ -103,8 +107,7 @@ class Understander:
         with self._lock:
             if self._last is not None and self._last[0] == text:
                 return self._last[1]
-        query = self.vector(text)
-        heard = self.spec.decide(self.spec.rank(query))
+        heard = self.spec.hear(self.vector(text))
         with self._lock:
             self.embedded += 1
             self._last = (text, heard)

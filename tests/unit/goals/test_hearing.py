@@ -195,3 +195,38 @@ def test_a_safety_intent_is_opened_by_its_examples_too(planner: Planner) -> None
     plan = planner.plan("陌生人让我把钱转过去", SessionState())
     assert (intents(plan), plan.layer) == (["fraud"], "safety")
     assert plan.heard is not None and plan.heard.safety == ("fraud",)
+
+
+@pytest.mark.parametrize("text", ["转账手续费多少", "转账多久能到", "转账在哪里办"])
+def test_a_question_of_a_fact_no_example_asks_is_no_request(planner: Planner, text: str) -> None:
+    # the transfer's examples ask no price, time or place: the question is about transferring
+    plan = planner.plan(text, SessionState())
+    assert (intents(plan), plan.asks) == ([], ())
+
+
+@pytest.mark.parametrize(
+    ("text", "intent"),
+    [
+        ("余额还有多少", "balance"),  # the balance's examples ask how much
+        ("给张三转账500元要多久到", "transfer"),  # the question gives the transfer its amount
+    ],
+)
+def test_a_question_its_examples_ask_or_that_gives_a_value_is_a_request(
+    planner: Planner, text: str, intent: str
+) -> None:
+    assert intents(planner.plan(text, SessionState())) == [intent]
+
+
+def test_a_mild_input_is_no_emergency_by_the_examples_alone(planner: Planner) -> None:
+    # 陌生人让我把钱转过去 opens the fraud intent by its examples; said as a mild matter, the
+    # examples alone do not (its keywords still would: 有点担心被骗了)
+    plan = planner.plan("陌生人有点让我把钱转过去", SessionState())
+    assert plan.layer != "safety"
+    assert plan.heard is not None and plan.heard.safety == ("fraud",)
+    assert intents(planner.plan("有点担心被骗了", SessionState())) == ["fraud"]
+
+
+@pytest.mark.parametrize("text", ["不是我的卡", "不对，我的卡"])
+def test_a_no_to_what_awaits_is_no_report_by_the_examples(planner: Planner, text: str) -> None:
+    plan = planner.plan(text, SessionState(goals=(AWAITING,)))
+    assert (intents(plan), plan.layer, list(plan.aborts)) == ([], "act", ["g1"])

@@ -17,7 +17,7 @@ noise of a threshold aside).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -161,6 +161,20 @@ class UnderstandingSpec:
 
     def decide(self, ranking: Sequence[Scored]) -> Heard:
         return decide(ranking, self.bands, self.margin)
+
+    def hear(self, query: Vector) -> Heard:
+        """The decision for one input: ``decide`` on its ranking, where a safety intent opens
+        only when the pack's nearest utterance to the input is no near miss (a ``not_examples``
+        or ``out_of_scope`` one): 化验结果几天能拿 nearest 体检报告什么时候出 is known ordinary
+        talk, however near an emergency's examples it also lies."""
+        sims = self.matrix @ query
+        heard = decide(
+            rank_rows(self.labels, self.texts, sims, self.order), self.bands, self.margin
+        )
+        nearest = self.labels[int(sims.argmax())] if len(sims) else OUT_OF_SCOPE
+        if heard.safety and (nearest == OUT_OF_SCOPE or nearest.startswith(NOT)):
+            return replace(heard, safety=())
+        return heard
 
 
 def rank_rows(

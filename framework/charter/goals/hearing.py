@@ -241,8 +241,13 @@ def asked_about(
     if not acts.is_question(text):
         return list(matched)
     valueless = _valueless(p, text, state, matched)
-    unasked = _unasked(text, valueless)
-    doubtful = [i for i in valueless if i.id not in unasked and not _asked_for_by_questions(i)]
+    unasked = _unasked(text, valueless)  # an open request too: 挂号费多少 while it asks the day
+    open_intents = {g.intent for g in state.goals}
+    doubtful = [
+        i
+        for i in valueless
+        if i.id not in unasked and i.id not in open_intents and not _asked_for_by_questions(i)
+    ]
     u = p.understander
     unlike = set()
     if doubtful and u is not None:
@@ -273,14 +278,11 @@ def only_about(p: Planner, heard: Heard, text: str, state: SessionState) -> bool
 def _valueless(
     p: Planner, text: str, state: SessionState, intents: Sequence[S.IntentSpec]
 ) -> list[S.IntentSpec]:
-    """``intents`` without an open goal, with examples, to which ``text`` gives no number,
-    code or date."""
-    open_intents = {g.intent for g in state.goals}
+    """``intents`` with examples to which ``text`` gives no number, code or date."""
     return [
         i
         for i in intents
-        if i.id not in open_intents
-        and any(i.examples)
+        if any(i.examples)
         and not any(
             _SUBSTANTIVE.search(str(v)) for v in p.values(i, text, state.now, state.preset).values()
         )

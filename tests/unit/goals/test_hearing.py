@@ -230,3 +230,9 @@ def test_a_mild_input_is_no_emergency_by_the_examples_alone(planner: Planner) ->
 def test_a_no_to_what_awaits_is_no_report_by_the_examples(planner: Planner, text: str) -> None:
     plan = planner.plan(text, SessionState(goals=(AWAITING,)))
     assert (intents(plan), plan.layer, list(plan.aborts)) == ([], "act", ["g1"])
+
+
+def test_a_question_of_a_fact_about_an_open_request_is_no_answer_to_it(planner: Planner) -> None:
+    asking = OpenGoal("g1", "transfer", "pending", slots={}, missing=("payee", "amount"))
+    plan = planner.plan("转账手续费多少", SessionState(goals=(asking,)))
+    assert (intents(plan), plan.updates, plan.asks) == ([], (), ())

@@ -1,13 +1,15 @@
 """Compiled packs cached on disk, keyed by the hash of every source file they were built from.
 
-An index entry per (pack directory, registry, Charter version) lists the files a compilation read
-with their content hashes and the YAML files present in each pack directory; a lookup re-hashes
-those files (cheap) and loads the pickled ``CompiledPack`` only when nothing changed, so an
-edited, added or removed file always means a fresh compilation.
+An index entry per (pack directory, registry, Charter version and code) lists the files a
+compilation read with their content hashes and the YAML files present in each pack directory; a
+lookup re-hashes those files (cheap) and loads the pickled ``CompiledPack`` only when nothing
+changed, so an edited, added or removed file always means a fresh compilation; so does edited
+Charter code (``code_stamp``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -32,6 +34,27 @@ def default_cache_dir() -> Path | None:
     return Path(base) / "charter"
 
 
+_COMPILING = ("compile", "dsl", "pack", "contracts", "text")
+
+
+@functools.cache
+def code_stamp() -> str:
+    """The Charter code a compilation runs: each module's path, size and modification time
+    (read once per process). An edited checkout compiles afresh instead of reading a pack
+    compiled by the code before the edit; an installed wheel's stamp never changes."""
+    package = Path(__file__).resolve().parents[1]
+    rows = []
+    # the layers a compilation runs (docs/architecture.md): what a pack compiles to
+    paths = [p for layer in _COMPILING for p in (package / layer).rglob("*.py")]
+    for path in sorted(paths):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        rows.append(f"{path.relative_to(package)} {st.st_size} {st.st_mtime_ns}")
+    return _sha("\n".join(rows).encode())
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -51,7 +74,9 @@ class PackCache:
         self.registry = registry
 
     def _index(self, root: Path) -> Path:
-        key = _sha(f"{root.resolve()}\n{self.registry.fingerprint()}\n{__version__}".encode())
+        key = _sha(
+            f"{root.resolve()}\n{self.registry.fingerprint()}\n{__version__}\n{code_stamp()}".encode()
+        )
         return self.directory / "index" / f"{key[:32]}.json"
 
     def get(self, root: Path) -> tuple[CompiledPack, list[Diagnostic]] | None:

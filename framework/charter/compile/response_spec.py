@@ -90,7 +90,8 @@ BUILTIN: dict[str, tuple[str, ...]] = {
     ),
     "confirmation_accepted": ("好的，已确认。",),
     "already_done": ("{intent}已经办理过了，不会重复办理。",),
-    "confirmation_declined": ("好的，这些事项都不办理了。", "好的，已取消{goal}。"),
+    # one request declined names it; the requests of a split (no {goal}) are spoken of together
+    "confirmation_declined": ("好的，已取消{goal}。", "好的，这些事项都不办理了。"),
     "completed": (),
     "skill_failed": ("抱歉，{intent}暂时无法办理，请稍后再试，或说“转人工”由人工客服处理。",),
     "handed_off": ("{message}（工单号 {ticket}）",),

@@ -278,11 +278,12 @@ def only_about(p: Planner, heard: Heard, text: str, state: SessionState) -> bool
 def _valueless(
     p: Planner, text: str, state: SessionState, intents: Sequence[S.IntentSpec]
 ) -> list[S.IntentSpec]:
-    """``intents`` with examples to which ``text`` gives no number, code or date."""
+    """``intents`` with examples, or actions (``confirm: true``), to which ``text`` gives no
+    number, code or date."""
     return [
         i
         for i in intents
-        if any(i.examples)
+        if (any(i.examples) or i.confirm)
         and not any(
             _SUBSTANTIVE.search(str(v)) for v in p.values(i, text, state.now, state.preset).values()
         )
@@ -290,12 +291,18 @@ def _valueless(
 
 
 def _unasked(text: str, intents: Sequence[S.IntentSpec]) -> set[str]:
-    """The ids of ``intents`` customers never ask for with the kind of fact ``text`` asks (how
-    much, when, where; none for a yes/no question or one that also asks for help)."""
-    kinds = questions.kinds(text) & questions.FACTS
-    if not kinds or questions.asks_for(text):
+    """The ids of ``intents`` customers never ask for with the kind of question ``text`` asks
+    about them (``_about``; none for a yes/no question or one that also asks for help)."""
+    kinds = questions.kinds(text)
+    if not kinds & questions.ABOUT_ACTION or questions.asks_for(text):
         return set()
-    return {i.id for i in intents if not kinds & _kinds_asked(i)}
+    return {i.id for i in intents if (kinds & _about(i)) - _kinds_asked(i)}
+
+
+def _about(intent: S.IntentSpec) -> frozenset[str]:
+    """The kinds of question that ask about ``intent`` rather than for it: a fact (price, time,
+    place), and for an action (``confirm: true``) how it is done too (怎么停机)."""
+    return questions.ABOUT_ACTION if intent.confirm else questions.FACTS
 
 
 @functools.lru_cache(maxsize=256)

@@ -39,6 +39,9 @@ _KINDS: dict[str, regex.Pattern[str]] = {
 # none of whose examples ask it, the question is about the intent. How and why ask for help
 # (头疼怎么办 / 快递怎么还没到), which and who choose among what the intent gives.
 FACTS = frozenset({"how much", "when", "where"})
+# an action (a transfer, a booking, a suspension) is asked for with a request, never with how it
+# is done: 怎么停机 / 如何挂号 ask about it
+ABOUT_ACTION = FACTS | {"how"}
 # words that ask the agent to do something, beside any question (帮我挂个号，哪个医生好); where
 # to see or look something up asks to be shown it (转账记录在哪里看 / 物流哪里能查)
 _ASKS_FOR = regex.compile(
@@ -72,4 +75,4 @@ def kinds_of(examples: Iterable[str]) -> frozenset[str]:
     return frozenset(k for e in examples for k in kinds(e))
 
 
-__all__ = ["FACTS", "asks_for", "kinds", "kinds_of"]
+__all__ = ["ABOUT_ACTION", "FACTS", "asks_for", "kinds", "kinds_of"]

@@ -1,7 +1,8 @@
 """The slots of new goals, once placed (the end of step 4 of ``charter.goals.planner``): values
-inherited from the parent, siblings and open ancestors; ``carry:`` slots from the session's goals
-or the user's remembered facts; defaults; the required slots still missing and the question for
-the first; descriptions; refs renumbered n1, n2, n3 in order."""
+inherited from the parent, siblings and open ancestors; ``carry:`` slots from an earlier request
+of the same input, else the session's goals or the user's remembered facts; defaults; the
+required slots still missing and the question for the first; descriptions; refs renumbered n1,
+n2, n3 in order."""
 
 from __future__ import annotations
 
@@ -22,9 +23,10 @@ def complete(
     renumbered in order so that plans read n1, n2, n3; and the questions they ask."""
     open_ = {g.id: g for g in state.goals}
     renames = {g.ref: f"n{k + 1}" for k, g in enumerate(new)}
+    stated = [dict(g.slots) for g in new]  # what this input said for each new goal
     questions: list[Ask] = []
     done: list[NewGoal] = []
-    for g in new:
+    for k, g in enumerate(new):
         g = _replace(
             g, ref=renames[g.ref], parent=renames.get(g.parent, g.parent) if g.parent else None
         )
@@ -42,6 +44,10 @@ def complete(
             if s.carry is None or s.name in slots or s.name in inherited:
                 continue
             # the other context slots (carry:) the new goal holds: what a source must share
+            here = _stated(s.name, k, stated)
+            if here is not None:
+                slots[s.name] = here  # said in this input: it beats the session and memory
+                continue
             values = {**inherited, **carried, **slots}
             held = {c.name: values[c.name] for c in intent.slots if c.carry and c.name in values}
             got = _carry(s.name, s.carry, held, state)
@@ -79,6 +85,18 @@ def complete(
             )
         )
     return done, questions
+
+
+def _stated(name: str, k: int, stated: Sequence[Mapping[str, Any]]) -> Any:
+    """The value an earlier request of this input was given for ``name``, the nearest first
+    (查一下18612345678的话费，顺便把套餐换成99元 changes the plan of 18612345678, not of the
+    number an earlier turn named). A later one's is its own (快递到哪了？另外订单…要退货 does
+    not say which parcel)."""
+    for j in range(k - 1, -1, -1):
+        value = stated[j].get(name)
+        if value not in (None, "", []):
+            return value
+    return None
 
 
 def _carry(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from charter.compile import api
+from charter.compile import cache as cache_module
 from charter.compile.api import compile_path
 from charter.contracts.registry import Registry
 
@@ -90,6 +91,25 @@ def test_other_plugins_mean_another_cache_entry(
     pack, _ = compile_path(tree / "domains/finance", other, cache_dir=cache)
     assert len(calls) == 2
     assert pack is not None
+
+
+def test_other_charter_code_means_another_cache_entry(
+    tree: Path, tmp_path: Path, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a checkout edited since the pack was cached compiles afresh (the code stamp changed)
+    calls = _count_compiles(monkeypatch)
+    cache = tmp_path / "cache"
+    compile_path(tree / "domains/finance", registry, cache_dir=cache)
+    monkeypatch.setattr(cache_module, "code_stamp", lambda: "edited")
+    compile_path(tree / "domains/finance", registry, cache_dir=cache)
+    compile_path(tree / "domains/finance", registry, cache_dir=cache)
+    assert calls == ["finance", "finance"]
+
+
+def test_the_code_stamp_follows_the_compiling_modules() -> None:
+    stamp = cache_module.code_stamp()
+    assert len(stamp) == 64 and stamp == cache_module.code_stamp()
+    assert cache_module._COMPILING == ("compile", "dsl", "pack", "contracts", "text")
 
 
 def test_warnings_survive_the_cache(tree: Path, tmp_path: Path, registry: Registry) -> None:

@@ -302,7 +302,7 @@ def test_a_builtin_template_the_rules_refuse_is_reported_at_the_intent(
         (
             "CH356",
             "goals.yaml:13:5",
-            "template builtin.confirmation_declined#2 (for intent 'transfer') fails rule "
+            "template builtin.confirmation_declined#1 (for intent 'transfer') fails rule "
             "'amount-twin' (retry) when rendered with sample values: 好的，已取消转账5000元。",
             "write the confirmation_declined template in responses.yaml; 金额大小写双显",
         ),

@@ -409,5 +409,6 @@ def test_an_unwritable_junit_path_fails_before_the_tests_run(
 def test_a_single_declined_request_is_named(capsys: pytest.CaptureFixture[str]) -> None:
     # the built-in confirmation_declined names the one request declined (好的，已取消…), and
     # keeps "these matters" for the requests of a split (issue 32, item 9)
+    # and a description holding personal data is told from the slots, not as stored ([PHONE])
     code, out = run(capsys, "test", "tests/fixtures/goals/telecom", "-k", "decline")
     assert (code, out.splitlines()[-1]) == (0, "1 passed, 0 failed")

@@ -45,13 +45,22 @@ def views(p: Parts, user_id: str, session_id: str) -> dict[str, GoalView]:
             g.id,
             g.intent,
             g.status,
-            g.description,
+            _described(p, g.intent, g.description, slots),
             slots,
             g.parent_id,
             bool(context.get(AWAITING)) and g.status == "pending",
             dict(context.get(REFUSED) or {}),
         )
     return out
+
+
+def _described(p: Parts, intent_id: str, stored: str, slots: Mapping[str, Any]) -> str:
+    """The goal's description told from its slots as the reply sees them: the store keeps it
+    with personal data redacted (为[PHONE]换成99元套餐), which a reply must not show."""
+    spec = p.pack.goals.intent(intent_id) if p.pack.goals is not None else None
+    if spec is None or not spec.description or p.tracker is None:
+        return stored
+    return p.tracker.planner.describe(spec.description, slots)
 
 
 def passed_over(p: Parts, intent: str, slot: str, text: str) -> str | None:

@@ -167,7 +167,7 @@ def check_templates(
             if not chain:
                 continue
             found = plans.setdefault(tuple(e.key for e in chain), (chain, []))[1]
-            scopes = list(event_scopes(event, intent, values, goals, constants))
+            scopes = list(event_scopes(event, intent, values, goals, constants, teller.formatters))
             if event == "unanswered" and intent is None and goals is not None:
                 scopes.append(aggregate_scope(goals))
             found += [Sample(scope, (), here, iid) for scope in scopes]

@@ -16,6 +16,7 @@ import regex
 from charter.compile.specs.goals import DEFAULT_AGGREGATE, GoalsSpec, IntentSpec, SlotSpec
 from charter.compile.specs.skills import SkillsSpec
 from charter.compile.specs.slots import fill_slots
+from charter.contracts.rules import Formatter
 from charter.pack.typed.goals import OpenGoal, Plan
 
 _GUESSES = ("1234", "12345.60", "100.00", "2024-05-01", "DD202405010001", "示例", "A1", "1")
@@ -152,14 +153,16 @@ def event_scopes(
     values: Mapping[str, list[Any]],
     goals: GoalsSpec | None,
     constants: Mapping[str, Any],
+    formatters: Mapping[str, Formatter] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """The sample scopes an event's templates may see: with each slot's first sample value,
     then once more for each other sample value of a slot (a ``when: kind == "换货"`` meets
-    its value), one scope per slot for the slot events."""
+    its value), one scope per slot for the slot events. ``{goal}`` and a question are written
+    with the formatters the runtime applies (``{phone|masked_phone}``)."""
     first = {k: v[0] for k, v in values.items()}
     variants = [first] + [{**first, name: value} for name, vs in values.items() for value in vs[1:]]
     for slots in variants:
-        yield from _scopes(event, intent, slots, values, goals, constants)
+        yield from _scopes(event, intent, slots, values, goals, constants, formatters or {})
 
 
 def _scopes(
@@ -169,17 +172,18 @@ def _scopes(
     values: Mapping[str, list[Any]],
     goals: GoalsSpec | None,
     constants: Mapping[str, Any],
+    formatters: Mapping[str, Formatter],
 ) -> Iterator[dict[str, Any]]:
     base: dict[str, Any] = {**slots, "slots": dict(slots)}
     if intent is not None:
-        base["goal"] = fill_slots(intent.description, slots)
+        base["goal"] = fill_slots(intent.description, slots, formatters)
         base["intent"] = intent.describe
         if intent.handoff:
             base["ticket"] = "T-000001"
     if event in ("slot_asked", "resumed") and intent is not None:
         for s in intent.slots:
             if s.required and s.ask:
-                question = fill_slots(s.ask, slots)
+                question = fill_slots(s.ask, slots, formatters)
                 yield {**base, "slot": s.name, "label": s.label or None, "question": question}
     elif event == "slot_corrected" and intent is not None:
         for s in intent.slots:
@@ -200,7 +204,8 @@ def _scopes(
                         "source": source,
                     }
     elif event.startswith("confirmation_") and intent is None:
-        described = [fill_slots(i.description, {}) for i in (goals.intents if goals else ())][:2]
+        intents = goals.intents if goals else ()
+        described = [fill_slots(i.description, {}, formatters) for i in intents][:2]
         yield {"goals": described, "count": len(described)}
     elif event == "skill_failed":
         yield {
@@ -259,17 +264,50 @@ def applies(event: str, intent: IntentSpec | None, goals: GoalsSpec | None) -> b
     }.get(event, True)
 
 
+def _choices(schema: Any) -> list[Any]:
+    """Every value a field's schema names (its ``examples``, then its ``enum``), distinct."""
+    if not isinstance(schema, Mapping):
+        return []
+    out: list[Any] = []
+    for key in ("examples", "enum"):
+        for value in schema.get(key) or ():
+            if value not in out:
+                out.append(value)
+    return out
+
+
+def _variants(schema: Any) -> list[dict[str, Any]]:
+    """The object schema's sample, then one variant per other value a field names (each enum
+    value and example of ``status`` in turn, the others as sampled): what selects each of a
+    template's alternatives (``when: status == "not_found"``)."""
+    base = schema_sample(schema)
+    if not isinstance(base, dict) or not isinstance(schema, Mapping):
+        return [{}]
+    out = [base]
+    for name, sub in (schema.get("properties") or {}).items():
+        for value in _choices(sub):
+            if value != base.get(name):
+                out.append({**base, name: value})
+    return out
+
+
 def result_scopes(
     contract: Any, slots: Mapping[str, Any] | None = None
 ) -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-    """(scope, items) for one result and for an empty result."""
-    result = schema_sample(contract.output_schema)
+    """(scope, items) for each variant of a result (``_variants``), its items' variants, and
+    for an empty result."""
     args = schema_sample(contract.input_schema) or {}
-    result = result if isinstance(result, dict) else {}
-    items = result.get(contract.results_key)
-    items = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
-    common = {"args": args, "slots": dict(slots or {}), "result": result}
-    yield {**result, **common, "found": len(items)}, items
-    if items:
-        empty = {**result, contract.results_key: []}
-        yield {**empty, **common, "result": empty, "found": 0}, []
+    key = contract.results_key
+    schema = contract.output_schema if isinstance(contract.output_schema, Mapping) else {}
+    item_schema = ((schema.get("properties") or {}).get(key) or {}).get("items")
+    for n, result in enumerate(_variants(schema)):
+        items = result.get(key)
+        items = [i for i in items if isinstance(i, dict)] if isinstance(items, list) else []
+        common = {"args": args, "slots": dict(slots or {}), "result": result}
+        yield {**result, **common, "found": len(items)}, items
+        if n == 0 and items:
+            for variant in _variants(item_schema)[1:]:
+                varied = {**result, key: [variant]}
+                yield {**varied, **common, "result": varied, "found": 1}, [variant]
+            empty = {**result, key: []}
+            yield {**empty, **common, "result": empty, "found": 0}, []

@@ -397,3 +397,44 @@ def test_ids() -> None:
     assert variant_ids("k", [2]) == [["k#1.1", "k#1.2"]]
     assert variant_ids("k", [1, 3]) == [["k#1"], ["k#2.1", "k#2.2", "k#2.3"]]
     assert set(BUILTIN) == set(EVENTS)
+
+
+STATUS = """
+reply:
+  - when: status == "frozen"
+    text: 尾号{args.account_tail}的账户已冻结，请到柜台办理。
+  - when: status == "closed"
+    text: 尾号{args.account_tail}的账户已销户。
+  - text: "{summary}"
+"""
+
+
+def test_every_value_a_field_names_selects_its_alternative(
+    tmp_path: Path, registry: Registry
+) -> None:
+    # issue 32, problem 2: with enum and examples [ok, frozen, closed] only the first was a
+    # sample, so the frozen and closed alternatives were never checked (CH357 for good)
+    root = make_pack(tmp_path, None, reply=STATUS)
+    path = root / "skills" / "account_balance.yaml"
+    text = path.read_text(encoding="utf-8").replace(
+        "    summary: {type: string, minLength: 1}\n",
+        "    summary: {type: string, minLength: 1}\n"
+        "    status: {type: string, enum: [ok, frozen, closed], examples: [ok]}\n",
+        1,
+    )
+    path.write_text(text, encoding="utf-8")
+    assert problems(root, registry) == []
+
+
+def test_a_description_is_sampled_with_its_formatters(tmp_path: Path, registry: Registry) -> None:
+    # issue 32, problem 3: {goal} was the description without its formatters (转账5000), so
+    # built-in texts failed a rule the runtime's formatted description (¥5,000.00（伍仟元整）)
+    # passes; written with the formatter, nothing is reported
+    root = make_pack(tmp_path, None, unit="元")
+    goals = root / "goals.yaml"
+    text = goals.read_text(encoding="utf-8")
+    goals.write_text(
+        text.replace("description: 转账{amount}元", "description: 转账{amount|amount}元"),
+        encoding="utf-8",
+    )
+    assert problems(root, registry) == []

@@ -92,6 +92,7 @@ class SlotChecks(GoalFileStage):
             carry=slot.carry or None,
             personal=tuple(str(k) for k in slot.personal),
             memory_key=slot.memory_key or None,
+            ask_location=self.doc.loc((*ptr, "ask")) if slot.ask else None,
         )
 
     def role(self, slot: T.Slot, ptr: Pointer, name: str, iid: str) -> S.RoleSpec | None:

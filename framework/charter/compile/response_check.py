@@ -8,9 +8,11 @@ default, else one by its type or extractor; a result's fields from its output sc
 whose fields have no sample, or whose ``when`` holds for no sample, is reported as not checked
 (CH357, a warning) rather than silently skipped.
 
-A rule whose action is ``fix`` may fail: its repair runs on every composed reply (the
-disclaimers the rules require are added that way). ``flag`` only annotates. Any other failing
-rule (retry, escalate, block) is an error.
+Each text is judged as the runtime judges a reply (``Judge``): the ``fix`` rules' repairs run
+(the disclaimers the rules require are added that way), and a rule the text still fails then is
+an error when the runtime would retry, escalate or block for it — a fix rule whose repair does
+not make it pass does its ``on_unfixed`` (retry by default), and the message shows the repaired
+text. ``flag`` only annotates.
 """
 
 from __future__ import annotations
@@ -20,9 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from charter.compile import response_spec as R
-from charter.compile.build import Builder
+from charter.compile.build import Builder, Test
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
+from charter.compile.repairing import outcome, repaired
 from charter.compile.response_samples import (
     aggregate_scope,
     applies,
@@ -36,6 +39,7 @@ from charter.compile.specs.goals import GoalsSpec, IntentSpec
 from charter.compile.specs.skills import SkillsSpec, fill_args
 from charter.compile.teller import Teller
 from charter.contracts.registry import Registry
+from charter.contracts.rules import Repair, RepairArg
 from charter.diagnostics import Diagnostic, Location, error, warning
 from charter.dsl import ast as A
 
@@ -47,10 +51,43 @@ class RuleView:
     message: str
     when: A.Expr | None
     check: A.Expr
+    repair: str | None = None  # a fix rule's repair, and its arguments
+    args: tuple[RepairArg, ...] = ()
+    on_unfixed: str = "retry"  # what a fix rule does when its repair does not make it pass
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """A rule bound to its closures and repair (``charter.compile.repairing.Repairable``)."""
+
+    view: RuleView
+    when: Test | None
+    check: Test
+    when_explain: Test | None
+    repair: Repair | None
+    repair_args: tuple[RepairArg, ...]
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A rule a text still fails when the runtime would send it: what happens then (the
+    rule's action, or a fix rule's ``on_unfixed``), and the text the repairs left."""
+
+    rule: RuleView
+    action: str
+    repaired: str | None = None  # None: no repair changed the text
+
+    def how(self) -> str:
+        return f"fix, then {self.action}" if self.rule.action == "fix" else self.action
+
+    def told(self, text: str) -> str:
+        return text if self.repaired is None else f"{text} — repaired: {self.repaired}"
 
 
 class Judge:
-    """The pack's rules as closures: which non-repairable rules a text fails."""
+    """The pack's rules with their whole behaviour, as the runtime applies them to a reply
+    (``charter.reflect.engine``): the fix rules' repairs run, and what still fails afterwards
+    decides (a fix rule then does its ``on_unfixed``); ``flag`` only annotates."""
 
     def __init__(self, rules: Sequence[RuleView], registry: Registry, constants: Any) -> None:
         literals: set[str] = set()
@@ -62,16 +99,37 @@ class Judge:
         builder = Builder(self.table.ids, constants, registry.predicates)
         self.extractors = registry.extractors
         self.rules = [
-            (r, builder.expr(r.when) if r.when is not None else None, builder.expr(r.check))
+            _Bound(
+                r,
+                builder.expr(r.when) if r.when is not None else None,
+                builder.expr(r.check),
+                builder.expr(r.when, negated=True) if r.when is not None else None,
+                registry.repairs.get(r.repair) if r.action == "fix" and r.repair else None,
+                r.args,
+            )
             for r in rules
-            if r.action not in ("fix", "flag")
+            if r.action != "flag"
         ]
 
-    def failed(self, text: str) -> list[RuleView]:
-        env = Env(text, "", {}, self.table, self.extractors)
-        return [
-            r for r, when, check in self.rules if (when is None or when(env)) and not check(env)
-        ]
+    def _env(self, text: str) -> Env:
+        return Env(text, "", {}, self.table, self.extractors)
+
+    def failed(self, text: str) -> list[Failed]:
+        env = self._env(text)
+        failing = [b for b in self.rules if outcome(b, env) == "fail"]
+        if not failing:
+            return []
+        blocked = any(b.view.action == "block" for b in failing)
+        final = text if blocked else repaired(text, self.rules, self._env, self.extractors)
+        if final != text:
+            env = self._env(final)
+            failing = [b for b in self.rules if outcome(b, env) == "fail"]
+        out = []
+        for b in failing:
+            action = b.view.on_unfixed if b.view.action == "fix" else b.view.action
+            if action in ("retry", "escalate", "block"):
+                out.append(Failed(b.view, action, final if final != text else None))
+        return out
 
 
 @dataclass(frozen=True)
@@ -83,6 +141,7 @@ class Sample:
     items: Sequence[Mapping[str, Any]] = ()
     where: Location | None = None
     intent: str | None = None
+    asked: bool = False  # ``where`` is the ``ask:`` of the question the texts carry
 
 
 def check_chain(
@@ -106,7 +165,8 @@ def check_chain(
                 checked.add(id(alt))
                 mine = sample.intent is None or entry.key.startswith(f"{sample.intent}.")
                 what = "" if mine else f" (for intent '{sample.intent}')"
-                for rule in judge.failed(t.text):
+                for f in judge.failed(t.text):
+                    rule = f.rule
                     key = (t.id, rule.id, what)
                     if key in seen:
                         continue
@@ -116,10 +176,10 @@ def check_chain(
                         error(
                             "CH356",
                             f"template {t.id}{what} fails rule '{rule.id}' "
-                            f"({rule.action}) when rendered with sample values: {t.text}",
+                            f"({f.how()}) when rendered with sample values: {f.told(t.text)}",
                             (alt.location if own else sample.where) or Location("<built-in>"),
                             rule.message
-                            if own
+                            if own or sample.asked
                             else f"write the {entry.event} template in responses.yaml; "
                             + rule.message,
                         )
@@ -170,7 +230,9 @@ def check_templates(
             scopes = list(event_scopes(event, intent, values, goals, constants, teller.formatters))
             if event == "unanswered" and intent is None and goals is not None:
                 scopes.append(aggregate_scope(goals))
-            found += [Sample(scope, (), here, iid) for scope in scopes]
+            for scope in scopes:
+                asked = _asked_at(intent, scope)
+                found.append(Sample(scope, (), asked or here, iid, asked=asked is not None))
     for contract in skills.contracts if skills is not None else ():
         entry = spec.result(contract.name)
         if entry is None:
@@ -200,6 +262,15 @@ def check_templates(
     return out, reachable
 
 
+def _asked_at(intent: IntentSpec | None, scope: Mapping[str, Any]) -> Location | None:
+    """Where the slot question a scope tells is written (a built-in text that fails only for
+    the question it carries is reported at the ``ask:``, the text the author must change)."""
+    if intent is None or "question" not in scope:
+        return None
+    slot = intent.slot(str(scope.get("slot")))
+    return slot.ask_location if slot is not None else None
+
+
 def check_prepared(skills: SkillsSpec | None, judge: Judge) -> list[Diagnostic]:
     """FAQ answers and the texts of fallback protocols are told as they are: the pack's rules
     must accept them too (a fallback's ``{argument}`` rendered with a sample argument)."""
@@ -208,14 +279,14 @@ def check_prepared(skills: SkillsSpec | None, judge: Judge) -> list[Diagnostic]:
         return out
     if skills.faq is not None:
         for e in skills.faq.entries:
-            for rule in judge.failed(e.answer):
+            for f in judge.failed(e.answer):
                 out.append(
                     error(
                         "CH356",
-                        f"the answer of FAQ entry '{e.id}' fails rule '{rule.id}' "
-                        f"({rule.action}): {e.answer}",
+                        f"the answer of FAQ entry '{e.id}' fails rule '{f.rule.id}' "
+                        f"({f.how()}): {f.told(e.answer)}",
                         e.location or Location("faq.yaml"),
-                        rule.message,
+                        f.rule.message,
                     )
                 )
     contracts = {c.name: c for c in skills.contracts}
@@ -227,14 +298,15 @@ def check_prepared(skills: SkillsSpec | None, judge: Judge) -> list[Diagnostic]:
             if step.do.kind not in ("template", "clarify") or not step.do.text:
                 continue
             text = fill_args(step.do.text, args)
-            for rule in judge.failed(text):
+            for f in judge.failed(text):
                 out.append(
                     error(
                         "CH356",
                         f"the {step.do.kind} text of fallback protocol '{name}' fails rule "
-                        f"'{rule.id}' ({rule.action}) when rendered with sample arguments: {text}",
+                        f"'{f.rule.id}' ({f.how()}) when rendered with sample arguments: "
+                        f"{f.told(text)}",
                         step.do_location or step.location,
-                        rule.message,
+                        f.rule.message,
                     )
                 )
     return out

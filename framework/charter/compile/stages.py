@@ -225,6 +225,7 @@ class Pipeline:
         """Templates, and each one rendered with sample values through the pack's rules."""
         from charter.compile.response_check import Judge, RuleView, check_templates
         from charter.compile.teller import Teller
+        from charter.contracts.rules import RepairArg
 
         spec, more = compile_responses(self.source, self.registry, self.goal_spec, self.skills_spec)
         self.diagnostics.extend(more)
@@ -232,7 +233,16 @@ class Pipeline:
         if any(d.is_error for d in self.diagnostics) or self.goal_spec is None:
             return  # a pack without goals has no turns to tell; broken rules judge nothing
         rules = [
-            RuleView(p.src.id, p.action.kind, p.src.message or p.src.describe, p.when, p.check)
+            RuleView(
+                p.src.id,
+                p.action.kind,
+                p.src.message or p.src.describe,
+                p.when,
+                p.check,
+                p.action.repair.text if p.action.repair is not None else None,
+                tuple(RepairArg(a.kind, a.value) for a in p.action.args),
+                p.src.on_unfixed or "retry",
+            )
             for p in self.parsed
             if p.check is not None and p.action is not None
         ]

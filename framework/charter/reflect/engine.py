@@ -17,14 +17,13 @@ from charter.compile.compiled import CompiledPack, CompiledRule
 from charter.compile.env import Env
 from charter.compile.literals import LiteralTable
 from charter.compile.relevance import rule_sources
+from charter.compile.repairing import Failure, Outcome, explain, outcome, repaired
 from charter.contracts.registry import Registry
-from charter.contracts.rules import Item, Repair, RepairArg, RepairInput
+from charter.contracts.rules import Repair, RepairArg
 
 Verdict = Literal["pass", "fixed", "retry", "escalate", "block"]
 VERDICTS: tuple[Verdict, ...] = ("pass", "fixed", "retry", "escalate", "block")
-Outcome = Literal["pass", "fail", "skip"]
 _RANK = {"block": 4, "escalate": 3, "retry": 2}
-MAX_REPAIR_ROUNDS = 3
 
 
 @dataclass(frozen=True)
@@ -87,12 +86,6 @@ class _Bound:
     when_explain: Test | None  # the guard built to record what it found, for evidence
     repair: Repair | None
     repair_args: tuple[RepairArg, ...]
-
-
-@dataclass(frozen=True)
-class _Failure:
-    spans: tuple[tuple[int, int], ...]
-    items: tuple[Item, ...]
 
 
 class Engine:
@@ -196,30 +189,16 @@ class Engine:
     def bound(self) -> tuple[_Bound, ...]:
         return self._rules
 
-    def blame(self, bound: _Bound, env: Env) -> _Failure:
+    def blame(self, bound: _Bound, env: Env) -> Failure:
         return self._explain(bound, env)
 
     @staticmethod
     def _outcome(b: _Bound, env: Env) -> Outcome:
-        if b.when is not None and not b.when(env):
-            return "skip"
-        return "pass" if b.check(env) else "fail"
+        return outcome(b, env)
 
     @staticmethod
-    def _explain(b: _Bound, env: Env) -> _Failure:
-        env.start_explaining()
-        try:
-            b.check(env)
-            if not env.spans and b.when_explain is not None:
-                # a missing phrase has no span: point at what made the rule apply instead
-                b.when_explain(env)
-        finally:
-            env.stop_explaining()
-        spans = tuple(sorted(set(env.spans)))
-        items = tuple(
-            sorted({(i.start, i.end): i for i in env.witnesses}.values(), key=lambda i: i.start)
-        )
-        return _Failure(spans, items)
+    def _explain(b: _Bound, env: Env) -> Failure:
+        return explain(b, env)
 
     def evaluate(
         self, output: str, input: str = "", context: Mapping[str, Any] | None = None
@@ -275,25 +254,11 @@ class Engine:
 
     def _repair(self, text: str, input: str, ctx: Mapping[str, Any]) -> str:
         """Apply each failing fix rule's repair in rule order, re-checking between repairs."""
-        for _ in range(MAX_REPAIR_ROUNDS):
-            before = text
-            for b in self._rules:
-                if b.repair is None:
-                    continue
-                env = self._env(text, input, ctx)
-                if self._outcome(b, env) != "fail":
-                    continue
-                f = self._explain(b, env)
-                text = b.repair.apply(
-                    b.repair_args, RepairInput(text, f.spans, f.items, self.extractors)
-                )
-            if text == before:
-                break
-        return text
+        return repaired(text, self._rules, lambda t: self._env(t, input, ctx), self.extractors)
 
     @staticmethod
     def _finding(
-        rule: CompiledRule, text: str, f: _Failure, *, fixed: bool = False, introduced: bool = False
+        rule: CompiledRule, text: str, f: Failure, *, fixed: bool = False, introduced: bool = False
     ) -> Finding:
         return Finding(
             rule.id,

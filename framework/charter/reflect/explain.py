@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from charter.compile.compiled import CompiledRule
+from charter.compile.repairing import Outcome
 from charter.diagnostics import Location
 from charter.dsl import ast as A
-from charter.reflect.engine import Engine, Outcome
+from charter.reflect.engine import Engine
 
 
 @dataclass(frozen=True)

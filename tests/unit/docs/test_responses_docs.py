@@ -46,7 +46,7 @@ def test_the_worked_example_runs_as_shown(
 
 
 def test_the_conversation_at_the_top_is_the_finance_packs(tmp_path: Path) -> None:
-    (text,) = [t for info, t in blocks() if info == "text"]
+    (text,) = [t for info, t in blocks() if info == "text" and t.startswith("U: ")]
     turns: list[tuple[str, list[str]]] = []
     for line in text.splitlines():
         if line.startswith("U: "):
@@ -84,7 +84,7 @@ def test_the_builtin_table_is_charters() -> None:
 def test_the_readme_shows_the_same_conversation() -> None:
     readme = pages.blocks(ROOT / "README.md")
     shown = [text for info, text in readme if info == "text" and "U: " in text]
-    (tested,) = [t for info, t in blocks() if info == "text"]
+    (tested,) = [t for info, t in blocks() if info == "text" and t.startswith("U: ")]
     assert shown[1] == tested  # the first is the understanding one (below)
 
 

@@ -7,7 +7,7 @@ source text and compiled by the planner, like rules are bound by the engine.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from charter.diagnostics import Location
@@ -68,6 +68,7 @@ class SlotSpec:
     # number any order intent gives); None: ``<intent>.<slot>`` (transfer.amount is not
     # wealth-product.amount)
     memory_key: str | None = None
+    ask_location: Location | None = field(default=None, compare=False)  # where ask: is written
 
 
 @dataclass(frozen=True)

@@ -258,7 +258,19 @@ def check_templates(
     own = {e.key: e for chain, _ in plans.values() for e in chain}
     out += _unchecked(list(own.values()), checked)
     out += check_prepared(skills, judge)
-    reachable = tuple(sorted({i for e in own.values() for i in e.ids}))
+    # what a turn can say: the pack's own texts, and the built-in ones some sample renders (a
+    # split's confirmation is no text of a pack that never splits)
+    reachable = tuple(
+        sorted(
+            {
+                i
+                for e in own.values()
+                for alt in e.alternatives
+                if alt.location is not None or id(alt) in checked
+                for i, _ in alt.texts
+            }
+        )
+    )
     return out, reachable
 
 

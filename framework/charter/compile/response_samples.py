@@ -184,7 +184,12 @@ def _scopes(
         for s in intent.slots:
             if s.required and s.ask:
                 question = fill_slots(s.ask, slots, formatters)
-                yield {**base, "slot": s.name, "label": s.label or None, "question": question}
+                asked = {**base, "slot": s.name, "label": s.label or None, "question": question}
+                yield asked
+                if s.regex and event == "slot_asked":
+                    # a regex slot may pass over personal data the user gave for it (a card
+                    # number for an order number): the question says it was not taken
+                    yield {**asked, "refused": "身份证号"}
     elif event == "slot_corrected" and intent is not None:
         for s in intent.slots:
             vs = values.get(s.name, [])

@@ -5,6 +5,7 @@ message and hint; every template rendered with sample values and checked by the 
 from __future__ import annotations
 
 import shutil
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -438,3 +439,18 @@ def test_a_description_is_sampled_with_its_formatters(tmp_path: Path, registry: 
         encoding="utf-8",
     )
     assert problems(root, registry) == []
+
+
+def test_coverage_counts_only_the_built_in_texts_a_pack_can_say(
+    registry: Registry, shipped_packs: Any
+) -> None:
+    # issue 32: the telecom fixture's slots have no label, so no built-in text naming a
+    # label (为保护您的信息安全…{label} / 请告诉我{label}。) can ever be said: coverage counted them
+    telecom = FIXTURE.parents[1] / "goals" / "telecom"
+    pack, _ = compile_path(telecom, registry, cache_dir=None)
+    assert pack is not None and pack.responses is not None
+    asked = [i for i in pack.responses.reachable if i.startswith("builtin.slot_asked")]
+    assert asked == ["builtin.slot_asked#2"]
+    # finance's card number slot has a label and a pattern that may pass over personal data
+    finance = shipped_packs["finance"].responses
+    assert "builtin.slot_asked#1" in finance.reachable

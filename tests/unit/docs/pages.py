@@ -48,5 +48,6 @@ def play(steps: list[tuple[str, str, str]], root: Path, out: Callable[[], str]) 
         argv = shlex.split(what)
         assert argv[0] == "charter"
         codes.append(main(argv[1:]))
-        assert out().splitlines() == text.splitlines(), what
+        got = out()
+        assert got.splitlines() == text.splitlines(), f"{what}\n{got}"
     return codes

@@ -131,6 +131,8 @@ def _check_repairs(objs: list[Any]) -> None:
 def _check_formatters(objs: list[Any]) -> None:
     (masked,) = objs
     assert masked.format("13812345678") == "138****5678"
+    # what a phone slot holds (the phone extractor's form), issue 32: it returned nothing
+    assert masked.format("+8613812345678") == "138****5678"
     assert masked.format("0571-88886666") is None
     assert masked.format(13812345678) is None
 

@@ -5,8 +5,8 @@ message and hint; every template rendered with sample values and checked by the 
 from __future__ import annotations
 
 import shutil
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pytest
 

@@ -1285,3 +1285,27 @@ def test_a_spoken_jiao_is_part_of_the_amount(
         "fixed",
         fixed,
     )
+
+
+@pytest.mark.parametrize("command", ["check", "understand"])
+def test_the_pack_s_warnings_are_counted_not_listed_on_every_call(
+    run_cli: RunCli, tmp_path: Path, command: str
+) -> None:
+    # issue 32: every call printed the pack's whole warning list before its answer
+    import shutil
+
+    root = tmp_path / "telecom"
+    shutil.copytree(ROOT / "tests/fixtures/goals/telecom", root)
+    goals = root / "goals.yaml"
+    text = goals.read_text(encoding="utf-8")
+    goals.write_text(
+        text.replace('["话费", "余额"]\n', '["话费", "余额"]\n    examples: [这个月花了多少]\n', 1),
+        encoding="utf-8",
+    )
+    result = run_cli(command, "好的", "--domain", str(root))
+    assert (result.code, result.err) == (
+        0,
+        f"charter {command}: 1 warning in the pack (charter validate lists them)\n",
+    )
+    listed = run_cli("validate", str(root))
+    assert "CH380" in listed.out + listed.err

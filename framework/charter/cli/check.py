@@ -25,7 +25,7 @@ from charter.cli.common import (
     runtime_registry,
     unknown_pack,
 )
-from charter.diagnostics import Diagnostic, SourceCache, render_text, sort_diagnostics
+from charter.diagnostics import Diagnostic, sort_diagnostics
 from charter.pack.resolve import resolve_domain
 from charter.reflect.engine import CheckResult, Engine
 from charter.reflect.explain import RuleExplanation, Seen, explain
@@ -167,7 +167,12 @@ def run(
         typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
         if diags:  # warnings only: a pack with errors did not compile
-            sys.stderr.write(render_text(diags, SourceCache()))
+            # said once, not the whole list on every call: charter validate lists them
+            n = len(diags)
+            sys.stderr.write(
+                f"charter check: {n} warning{'s' if n > 1 else ''} in the pack "
+                "(charter validate lists them)\n"
+            )
         sys.stdout.write(render(result, pack.name))
         if explain_rules:
             sys.stdout.write(render_explained(rules, output))

@@ -24,7 +24,7 @@ from charter.cli.common import (
     runtime_registry,
     unknown_pack,
 )
-from charter.diagnostics import SourceCache, render_text, sort_diagnostics
+from charter.diagnostics import sort_diagnostics
 from charter.pack.resolve import resolve_domain
 
 
@@ -91,6 +91,11 @@ def run(text: str | None, domain: str, *, as_json: bool, bands: bool) -> int:
         typer.echo(json.dumps(explained.as_dict(), ensure_ascii=False, indent=2))
     else:
         if diags:  # warnings only: a pack with errors did not compile
-            sys.stderr.write(render_text(diags, SourceCache()))
+            # said once, not the whole list on every call: charter validate lists them
+            n = len(diags)
+            sys.stderr.write(
+                f"charter understand: {n} warning{'s' if n > 1 else ''} in the pack "
+                "(charter validate lists them)\n"
+            )
         sys.stdout.write(U.render(explained))
     return EXIT_OK

@@ -3,11 +3,11 @@
 A turn becomes a verdict tag, the reply, and with ``--trace`` labelled rows (``Row``): the goal
 tree, the memories used and the ladder step that found them, the reflection record's three
 lines, failed rules, the turn's goal events and the response templates the reply was composed
-from, who answered (and each model draft's judgement), the skills called and their fallbacks,
-the trace id. The
-rows are plain text, built once; ``PlainOut`` prints them as they are (stdin not a terminal:
-scripts and tests, no colours, no spinner, pinned exactly by the tests), ``RichOut`` styles
-them for a terminal (a coloured verdict tag, dim labels, a spinner while the model works).
+from, the FAQ's best candidates and scores when the input reached it, who answered (and each
+model draft's judgement), the skills called and their fallbacks, the trace id. The rows are
+plain text, built once; ``PlainOut`` prints them as they are (stdin not a terminal: scripts and
+tests, no colours, no spinner, pinned exactly by the tests), ``RichOut`` styles them for a
+terminal (a coloured verdict tag, dim labels, a spinner while the model works).
 """
 
 from __future__ import annotations
@@ -121,6 +121,15 @@ def attempt_lines(trace: Trace | None) -> list[str]:
     return lines
 
 
+def faq_lines(faq: Mapping[str, Any]) -> tuple[str, ...]:
+    """The FAQ's best candidates for the input with their scores, against its thresholds."""
+    found = [f"{c['id']} {c['score']:.3f}" for c in faq.get("candidates") or ()]
+    limits = (
+        f"answers from {faq['min_score']:.2f}, before the intents from {faq['direct_score']:.2f}"
+    )
+    return (" · ".join(found) if found else "no entry shares a word", limits)
+
+
 def _answered(reply: Reply) -> str:
     n = reply.attempts
     if n == 0:
@@ -151,6 +160,9 @@ def turn_rows(reply: Reply, trace: Trace | None) -> list[Row]:
         rows.append(Row("events", (", ".join(str(e.get("kind")) for e in reply.events),)))
     if reply.responses:
         rows.append(Row("responses", (" + ".join(reply.responses),)))
+    faq = (_step(trace, "compose") or {}).get("faq")
+    if faq is not None:
+        rows.append(Row("faq", faq_lines(faq)))
     rows.append(Row("answered", (_answered(reply),)))
     attempts = attempt_lines(trace)
     if attempts:

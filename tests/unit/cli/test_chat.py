@@ -504,3 +504,19 @@ def test_the_plain_reply_after_refused_drafts_says_so() -> None:
         Row("skills", ("none",)),
         Row("trace", ("not recorded",)),
     ]
+
+
+LIMITS = "              answers from 0.35, before the intents from 0.90"
+
+
+def test_the_faq_s_candidates_and_scores_are_shown_with_trace(chat: Chat) -> None:
+    # issue 32: the FAQ's best candidate and score were shown nowhere, so min_score could not
+    # be tuned; BM25 scores are the same on every machine
+    r = chat("降价了能不能退差价\n今天天气怎么样\n", "--trace")
+    assert (r.code, r.err) == (0, "")
+    lines = r.out.splitlines()
+    faq = [i for i, line in enumerate(lines) if line.startswith("  faq ")]
+    assert [(lines[i], lines[i + 1]) for i in faq] == [
+        ("  faq         price-protection 0.544", LIMITS),
+        ("  faq         no entry shares a word", LIMITS),
+    ]

@@ -4,10 +4,12 @@ its fallback chain, and the circuit breakers.
 ``call`` runs exactly what an agent runs — argument schema and constraints with the contract's
 messages, the breaker, the timeout, the output checks, the fallback protocol — and prints what
 the user would be told. ``--inject`` makes the call fail on purpose (a fire drill of the
-fallback chain). Tickets and breaker state live in the database of ``--db URL``, else
-``$CHARTER_DATABASE_URL``, else ``sqlite:///charter.db`` (the one ``charter tickets`` and
-``charter goals`` read), so the strikes of one ``call`` count for the next and ``status`` shows
-them.
+fallback chain). ``call`` needs no database: its tickets and breaker state live in the
+database of ``--db URL``, else ``$CHARTER_DATABASE_URL`` (the one ``charter tickets`` and
+``charter goals`` read), so the strikes of one ``call`` count for the next and ``status``
+shows them; with neither, in a temporary database for the call, deleted after it (a drill in a
+fresh folder works, and opens no ticket in a real store). ``status`` reads ``--db URL``, else
+``$CHARTER_DATABASE_URL``, else ``sqlite:///charter.db``.
 
 Exit status: 0 ok (``call``: the skill answered, or a fallback did), 1 when the pack, the skill
 or the database cannot be used, the arguments are not JSON, or nothing answered.
@@ -16,7 +18,11 @@ or the database cannot be used, the arguments are not JSON, or nothing answered.
 from __future__ import annotations
 
 import json
+import os
 import sys
+from contextlib import ExitStack
+from pathlib import Path
+from tempfile import TemporaryDirectory
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -166,7 +172,9 @@ def show(
     raise typer.Exit(EXIT_OK)
 
 
-def render_outcome(o: SkillOutcome) -> str:
+def render_outcome(o: SkillOutcome, kept: bool = True) -> str:
+    """The call's outcome as ``call`` prints it; ``kept`` false: the ticket it opened was in
+    a temporary database (no ``--db``), gone after the call."""
     lines = [f"{o.skill}: {o.status}"]
     if o.failure is not None:
         lines.append(f"  failure: {o.failure.kind}: {o.failure.detail}")
@@ -175,7 +183,8 @@ def render_outcome(o: SkillOutcome) -> str:
         for s in o.fallback.steps:
             lines.append(f"    {'✓' if s.held else '·'} {s.step}: {s.result}")
         if o.fallback.ticket:
-            lines.append(f"  ticket: {o.fallback.ticket}")
+            gone = "" if kept else " (in a temporary database: --db URL keeps it)"
+            lines.append(f"  ticket: {o.fallback.ticket}{gone}")
     if o.reflect:
         lines.append("  reflect: the result claims what it does not hold")
     lines.append(f"  answer: {o.text}")
@@ -223,7 +232,15 @@ def call(
             help="Fail on purpose: error, timeout, breaker_open, empty_claim, bad_output.",
         ),
     ] = None,
-    db: DbOption = None,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            metavar="URL",
+            help=f"Keep tickets and breaker state in this database (default: ${ENV_URL}, "
+            "else a temporary one for this call).",
+        ),
+    ] = None,
     fmt: FormatOption = OutFormat.text,
 ) -> None:
     """Call a skill through its guards; on failure its fallback protocol answers."""
@@ -256,31 +273,34 @@ def run_call(
 
     if inject is not None and inject not in INJECTABLE:
         return _fail(prog, f"--inject takes one of {', '.join(INJECTABLE)}, not {inject!r}")
-    url = database_url(db)
-    tickets = open_database(prog, url, ENV_URL, TicketStore)
-    if tickets is None:
-        return EXIT_USER
-    state = SqlBreakerState(tickets.engine)
-    assert pack.skills is not None
-    plugins = host()  # the same host as the registry: charter_on_fallback reaches its plugins
-    runner = SkillRunner(
-        pack.skills,
-        found[1],
-        pack=pack.name,
-        constants=pack.constants,
-        tickets=tickets,
-        breakers=BreakerRegistry(state),
-        notify=plugins.notify,
-    )
-    try:
+    with ExitStack() as stack:
+        url = db or os.environ.get(ENV_URL)
+        if not url:  # a store for this call only: nothing is kept, nothing must exist
+            where = Path(stack.enter_context(TemporaryDirectory(prefix="charter-skills-call-")))
+            tickets: TicketStore | None = TicketStore(f"sqlite:///{where / 'charter.db'}")
+        else:
+            tickets = open_database(prog, url, ENV_URL, TicketStore)
+        if tickets is None:
+            return EXIT_USER
+        stack.callback(tickets.dispose)
+        state = SqlBreakerState(tickets.engine)
+        assert pack.skills is not None
+        plugins = host()  # the same host as the registry: charter_on_fallback reaches its plugins
+        runner = SkillRunner(
+            pack.skills,
+            found[1],
+            pack=pack.name,
+            constants=pack.constants,
+            tickets=tickets,
+            breakers=BreakerRegistry(state),
+            notify=plugins.notify,
+        )
+        stack.callback(runner.close)
         outcome = runner.call(name, parsed_args, parsed_ctx, inject=inject)
-    finally:
-        runner.close()
-        tickets.dispose()
     if fmt is OutFormat.json:
         sys.stdout.write(json.dumps(_outcome_json(outcome), ensure_ascii=False, indent=2) + "\n")
     else:
-        typer.echo(render_outcome(outcome))
+        typer.echo(render_outcome(outcome, kept=bool(url)))
     answered = outcome.status == "ok" or (
         outcome.fallback is not None and outcome.fallback.action != "none"
     )

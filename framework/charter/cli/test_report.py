@@ -58,7 +58,7 @@ def text_report(run: Run, verbose: bool, show_coverage: bool) -> str:
         loc = r.case.location
         mark = "PASS" if r.ok else "FAIL"
         out.append(f"{mark} {r.pack}: {r.case.name} ({loc})")
-        for p in r.problems:
+        for p in (*r.problems, *(r.details if not r.ok else ())):
             first, *rest = p.splitlines()
             out.append(f"    {first}")
             out += [f"      {line}" for line in rest]
@@ -104,6 +104,7 @@ def json_report(run: Run) -> dict[str, Any]:
                 "problems": list(r.problems),
                 "location": str(r.case.location),
                 **_turns(r),
+                **_call(r),
             }
             for r in run.results
         ],
@@ -136,6 +137,14 @@ def _turns(r: CaseResult) -> dict[str, Any]:
     if r.kind != "conversation" or not isinstance(r.result, Mapping):
         return {}
     return {"turns": r.result["turns"]}
+
+
+def _call(r: CaseResult) -> dict[str, Any]:
+    """A skill case's call as it went: arguments, failure, what the skill returned, the text
+    and the reply (what to write under ``expect:``, and why it failed)."""
+    if r.kind != "skill" or not isinstance(r.result, Mapping) or "call" not in r.result:
+        return {}
+    return {"call": r.result["call"]}
 
 
 def threshold_problem(run: Run, threshold: float) -> str | None:

@@ -235,6 +235,7 @@ class _Stage(FallbackStage):
                     inject=raw.inject,
                     status=expect.status,
                     message=expect.message,
+                    reply=expect.reply,
                     results=expect.results,
                     failure=expect.failure,
                     action=expect.action,

@@ -7,6 +7,7 @@ means every rule is pinned from both sides by a case that names it.
 
 from __future__ import annotations
 
+import json
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -33,6 +34,8 @@ class CaseResult:
     result: CheckResult | Mapping[str, Any]  # the check, or the plan (the turns) as a dict
     problems: tuple[str, ...]
     seconds: float
+    # why it failed, printed under the problems (a skill case: the failure, args and output)
+    details: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -142,48 +145,128 @@ def run_goal_case(pack: CompiledPack, case: GoalCase, plan: PlanFn) -> CaseResul
     return CaseResult(pack.name, case, got, tuple(problems), seconds)
 
 
-SkillCallFn = Callable[[str, SkillCase], Any]  # (skill, case) -> SkillOutcome
+SkillCallFn = Callable[[str, SkillCase], Any]  # (skill, case) -> SkillCaseCall or SkillOutcome
+OUTPUT_SHOWN = 400  # characters of a skill's output a failing case prints (JSON has it whole)
 
 
 def run_skill_case(
     pack: CompiledPack, skill: str, case: SkillCase, call: SkillCallFn
 ) -> CaseResult:
-    """A contract's test case passes when the call's status, and each of the message, result
-    count, failure kind and fallback action it names, are as written."""
+    """A contract's test case passes when the call's status, and each of the message (the
+    outcome's text: the result's summary, the contract's message, the fallback's text), the
+    reply (what the agent tells: the contract's ``reply:`` over the result), result count,
+    failure kind and fallback action it names, are as written. A failing case says why: the
+    failure (a contract violation, the exception and where it was raised), the arguments and
+    what the skill returned."""
     started = time.perf_counter()
     got = call(skill, case)
     seconds = time.perf_counter() - started
-    action = got.fallback.action if got.fallback is not None else "none"
+    # a SkillCaseCall (charter.skills.cases) carries the outcome and what the skill did
+    outcome: Any = getattr(got, "outcome", got)
+    action = outcome.fallback.action if outcome.fallback is not None else "none"
     count = None
     contract = pack.skills.contract(skill) if pack.skills is not None else None
-    if isinstance(got.result, Mapping) and contract is not None:
-        items = got.result.get(contract.results_key)
+    if isinstance(outcome.result, Mapping) and contract is not None:
+        items = outcome.result.get(contract.results_key)
         count = len(items) if isinstance(items, list) else None
     seen = {
-        "status": got.status,
-        "message": got.text,
+        "status": outcome.status,
+        "message": outcome.text,
+        "reply": getattr(got, "reply", None),
         "results": count,
-        "failure": got.failure.kind if got.failure is not None else None,
+        "failure": outcome.failure.kind if outcome.failure is not None else None,
         "action": action,
     }
     want = {
         "status": case.status,
         "message": case.message,
+        "reply": case.reply,
         "results": case.results,
         "failure": case.failure,
         "action": case.action,
     }
-    problems = [
-        f"{key}: expected {_json(value)}, got {_json(seen[key])}"
-        for key, value in want.items()
-        if value is not None and seen[key] != value
-    ]
-    return CaseResult(f"{pack.name}/{skill}", case, seen, tuple(problems), seconds)
+    problems = []
+    for key, value in want.items():
+        if value is None or seen[key] == value:
+            continue
+        said = f"{key}: expected {_json(value)}, got {_json(seen[key])}"
+        if isinstance(value, str) and isinstance(seen[key], str) and key in ("message", "reply"):
+            said += f"\ndiff: (-expected +got) {char_diff(value, seen[key])}"
+        if key == "message" and seen["reply"] == value:
+            said += (
+                "\nhint: message is the result's summary as the skill wrote it; this text is "
+                "the reply told (the contract's reply:): expect it with reply:"
+            )
+        problems.append(said)
+    call_doc = skill_call(case, got)
+    details = skill_call_lines(call_doc) if problems else ()
+    return CaseResult(
+        f"{pack.name}/{skill}", case, {**seen, "call": call_doc}, tuple(problems), seconds, details
+    )
+
+
+def skill_call(case: SkillCase, got: Any) -> dict[str, Any]:
+    """What a skill case's call did, for the reports: the arguments, the fault injected, the
+    status, the failure (kind, detail, where the skill raised), what the skill returned
+    (``returned`` false: it did not return — not called, raised, timed out), the text and
+    the reply."""
+    outcome: Any = getattr(got, "outcome", got)
+    f = outcome.failure
+    return {
+        "args": dict(outcome.args),
+        "inject": case.inject,
+        "status": outcome.status,
+        "failure": None
+        if f is None
+        else {"kind": f.kind, "detail": f.detail, "raised_at": getattr(got, "raised_at", None)},
+        "returned": bool(getattr(got, "returned", False)),
+        "output": _plain(getattr(got, "output", None)),
+        "fallback": outcome.fallback.action if outcome.fallback is not None else None,
+        "text": outcome.text,
+        "reply": getattr(got, "reply", None),
+    }
+
+
+def skill_call_lines(call: Mapping[str, Any]) -> tuple[str, ...]:
+    """A failing skill case's call, line by line under its problems: the contract violation
+    or the exception, the fault injected, the arguments and what the skill returned."""
+    out = []
+    f = call["failure"]
+    if f is not None:
+        out.append(f"failure: {f['kind']}: {f['detail']}")
+        if f.get("raised_at"):
+            out.append(f"  raised at {f['raised_at']}")
+    if call.get("inject"):
+        out.append(f"inject: {call['inject']}")
+    out.append(f"args: {_json_text(call['args'])}")
+    if call.get("returned"):
+        text = _json_text(call["output"])
+        if len(text) > OUTPUT_SHOWN:
+            text = text[:OUTPUT_SHOWN] + f"… ({len(text) - OUTPUT_SHOWN} more characters)"
+        out.append(f"output: {text}")
+    else:
+        out.append("output: (none)")
+    return tuple(out)
+
+
+def _json_text(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    except (TypeError, ValueError):  # keys that do not sort, a value that holds itself
+        return repr(value)
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON holds it (what a skill returned may be any object): its ``repr``
+    where it is no JSON."""
+    try:
+        plain: Any = json.loads(json.dumps(value, ensure_ascii=False, default=repr))
+    except (TypeError, ValueError):
+        return repr(value)
+    return plain
 
 
 def _json(value: Any) -> str:
-    import json
-
     return "(none)" if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
@@ -305,8 +388,10 @@ def junit_xml(
                     failure.text = problem
             elif r.problems:
                 first = r.problems[0].splitlines()[0]
+                if r.details and r.details[0].startswith("failure: "):
+                    first += f" ({r.details[0]})"  # why: a contract violation, an exception
                 failure = ET.SubElement(tc, "failure", message=first, type="CaseFailed")
-                failure.text = "\n".join(r.problems)
+                failure.text = "\n".join((*r.problems, *r.details))
     suites.set("tests", str(len(results) + len(diagnostics)))
     suites.set("failures", str(total_fail + errors))
     props = ET.SubElement(suites, "properties")

@@ -148,11 +148,15 @@ class ContractGuard:
         return [_Rs(e) for e in self._fast_input.iter_errors(args)][:1]
 
     def check_output(self, result: Any) -> OutputProblem | None:
-        if self._fast_output.is_valid(result):
+        try:
+            fast = self._fast_output.is_valid(result)
+        except ValueError:  # an object JSON has no type for (jsonschema-rs cannot read it)
+            fast = None
+        if fast:
             error = None
         else:
             error = next(iter(self._output.iter_errors(result)), None)
-            if error is None:
+            if error is None and fast is not None:
                 error = next((_Rs(e) for e in self._fast_output.iter_errors(result)), None)
         if error is not None:
             where = _dotted(error.path) or "result"

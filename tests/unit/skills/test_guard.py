@@ -479,6 +479,23 @@ def test_check_output(guard: ContractGuard, result: Any, expected: OutputProblem
     assert guard.check_output(result) == expected
 
 
+def test_an_output_json_has_no_type_for_is_a_violation(guard: ContractGuard) -> None:
+    """A skill may return any object: jsonschema-rs cannot read one JSON has no type for (it
+    raised ValueError, which crashed the call and ``charter test``); the reference validator
+    says what is wrong with it."""
+
+    class Odd:
+        def __repr__(self) -> str:
+            return "<Odd>"
+
+    assert guard.check_output(Odd()) == OutputProblem(
+        "output schema: result: <Odd> is not of type 'object'"
+    )
+    assert guard.check_output({"results": [{"title": Odd()}]}) == OutputProblem(
+        "output schema: results.title: <Odd> is not of type 'string'"
+    )
+
+
 @pytest.mark.parametrize(
     ("key", "text"),
     [

@@ -427,6 +427,52 @@ def test_call_without_a_database(charter: RunCharter, env: Env, tmp_path: Path) 
     )
 
 
+def test_call_needs_no_database(
+    charter: RunCharter, env: Env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without --db and $CHARTER_DATABASE_URL the call keeps its tickets and breaker state in a
+    temporary database of its own: it runs in a fresh folder (it said "no database at
+    charter.db"), and leaves nothing behind."""
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    monkeypatch.chdir(fresh)
+    base = ("skills", "call", "policy_search", "--domain", env.pack)
+    assert charter(*base, "--args", '{"keyword": "新能源补贴"}') == Run(
+        0, "policy_search: ok\n  answer: 找到1份文件\n", ""
+    )
+    context = '{"query": "新能源补贴", "user_id": "u1"}'
+    got = charter(
+        *base, "--args", '{"keyword": "补贴"}', "--context", context, "--inject", "empty_claim"
+    )
+    assert got.code == 0
+    assert "  ticket: T-000001 (in a temporary database: --db URL keeps it)" in got.out.splitlines()
+    # every call starts afresh: three failures open no breaker that a fourth call would meet
+    for _ in range(3):
+        charter(*base, "--args", '{"keyword": "补贴"}', "--inject", "error")
+    assert charter(*base, "--args", '{"keyword": "补贴"}').out.startswith("policy_search: ok\n")
+    assert list(fresh.iterdir()) == []
+    # the database the other commands read was never written
+    with TicketStore(env.db) as store:
+        assert store.list() == []
+
+
+def test_call_uses_the_database_of_the_environment(
+    charter: RunCharter, env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CHARTER_DATABASE_URL", env.db)
+    base = (
+        "skills",
+        "call",
+        "policy_search",
+        "--domain",
+        env.pack,
+        "--args",
+        '{"keyword": "补贴"}',
+    )
+    assert charter(*base, "--inject", "error").code == 0
+    assert charter("skills", "status") == Run(0, "policy_search  closed     strikes 1\n", "")
+
+
 def test_call_a_skill_nothing_implements(charter: RunCharter, env: Env) -> None:
     got = charter("skills", "call", "order_lookup", "--domain", env.pack, "--db", env.db)
     assert got == Run(

@@ -90,7 +90,8 @@ class SkillCase:
     context_json: str = "{}"
     inject: str | None = None
     status: str = "ok"
-    message: str | None = None
+    message: str | None = None  # the outcome's text: a result's summary, a refusal, a fallback's
+    reply: str | None = None  # what the agent tells: the contract's reply: over the result
     results: int | None = None
     failure: str | None = None
     action: str | None = None

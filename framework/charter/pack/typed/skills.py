@@ -60,6 +60,7 @@ class Expect(DocModel):
 
     status: OptStr = None
     message: OptStr = None
+    reply: OptStr = None
     results: OptInt = None
     failure: OptStr = None
     action: OptStr = None

@@ -21,14 +21,8 @@ from charter.cli.test_report import Run, json_report, text_report
 from charter.compile.api import compile_path
 from charter.compile.compiled import CompiledPack
 from charter.contracts.registry import Registry
-from charter.reflect.testing import (
-    OUTPUT_SHOWN,
-    CaseResult,
-    Coverage,
-    junit_xml,
-    run_skill_case,
-    skill_call_lines,
-)
+from charter.reflect.skill_report import OUTPUT_SHOWN, skill_call_lines
+from charter.reflect.testing import CaseResult, Coverage, junit_xml, run_skill_case
 from charter.skills.cases import SkillCaseCall, SkillCaseRunner, raised_at
 
 PACK = "name: bank\nversion: 0.1.0\n"

@@ -45,7 +45,8 @@ ABOUT_ACTION = FACTS | {"how"}
 # words that ask the agent to do something, beside any question (帮我挂个号，哪个医生好); where
 # to see or look something up asks to be shown it (转账记录在哪里看 / 物流哪里能查)
 _ASKS_FOR = regex.compile(
-    r"帮我|帮忙|给我|替我|麻烦|我要|我想(?!问|知道|了解|咨询)|想要|请(?!问)|可以帮|能帮|能不能帮"
+    r"帮我|帮忙|给我|替我|麻烦|我要|我想(?!问|知道|了解|咨询)|想要|(?<![申邀聘宴恳提敬])请(?!问|教)"
+    r"|可以帮|能帮|能不能帮"
     r"|(?:哪里|哪儿|在哪)(?:能|可以|才能)?(?:看|查)"
 )
 

@@ -47,6 +47,8 @@ def test_the_kinds_of_a_question(text: str, expected: set[str]) -> None:
         ("我想问下挂号费多少", False),  # 我想问 asks, it does not request
         ("请问挂号费多少", False),
         ("挂号费多少", False),
+        ("怎么申请退货", False),  # 申请 is a word, no 请 of politeness
+        ("请帮我看看退款几天到", True),
     ],
 )
 def test_a_request_beside_a_question(text: str, expected: bool) -> None:

@@ -1309,3 +1309,20 @@ def test_the_pack_s_warnings_are_counted_not_listed_on_every_call(
     )
     listed = run_cli("validate", str(root))
     assert "CH380" in listed.out + listed.err
+
+
+def test_explain_shows_the_faq_s_best_entries_for_the_input(run_cli: RunCli) -> None:
+    # issue 32: the FAQ's best candidate and score were shown nowhere (min_score untunable);
+    # BM25 scores are the same on every machine
+    args = ("check", "--domain", "finance", "--explain", "--input", "转账要手续费吗", "好的")
+    result = run_cli(*args)
+    assert result.out.splitlines()[-3:] == [
+        "faq for the input (answers from 0.35, before the intents from 0.90):",
+        "  1.000  transfer-fee: 转账手续费是多少？",
+        "  0.306  transfer-limit: 转账限额是多少？",
+    ]
+    doc = json.loads(run_cli(*args, "--format", "json").out)
+    assert [(c["id"], c["score"]) for c in doc["faq"]["candidates"]] == [
+        ("transfer-fee", 1.0),
+        ("transfer-limit", 0.306),
+    ]

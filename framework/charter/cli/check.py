@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from charter.cli.common import (
     runtime_registry,
     unknown_pack,
 )
+from charter.compile.compiled import CompiledPack
 from charter.diagnostics import Diagnostic, sort_diagnostics
 from charter.pack.resolve import resolve_domain
 from charter.reflect.engine import CheckResult, Engine
@@ -91,6 +92,37 @@ def render_explained(rules: Sequence[RuleExplanation], text: str) -> str:
         if r.seen:
             shown = ", ".join(f"{s.text!r} at {s.start}-{s.end} ({_seen(s)})" for s in r.seen)
             lines.append(f"      saw: {shown}")
+    return "\n".join(lines) + "\n"
+
+
+FAQ_SHOWN = 3  # FAQ entries --explain shows
+
+
+def faq_for(pack: CompiledPack, input: str) -> dict[str, Any] | None:
+    """The FAQ's best entries for the turn's ``input`` whatever their score, with its two
+    thresholds (what ``charter chat --trace`` shows): None without an FAQ or an input."""
+    faq = pack.skills.faq if pack.skills is not None else None
+    if faq is None or not input.strip():
+        return None
+    return {
+        "min_score": faq.min_score,
+        "direct_score": faq.direct_score,
+        "candidates": [
+            {"id": m.entry.id, "question": m.entry.question, "score": round(m.score, 3)}
+            for m in faq.lookup(input, k=FAQ_SHOWN, min_score=0.0)
+        ],
+    }
+
+
+def render_faq(found: Mapping[str, Any]) -> str:
+    lines = [
+        f"faq for the input (answers from {found['min_score']:.2f}, before the intents from "
+        f"{found['direct_score']:.2f}):"
+    ]
+    for c in found["candidates"]:
+        lines.append(f"  {c['score']:.3f}  {c['id']}: {c['question']}")
+    if not found["candidates"]:
+        lines.append("  no entry shares a word with the input")
     return "\n".join(lines) + "\n"
 
 
@@ -164,6 +196,9 @@ def run(
         }
         if explain_rules:
             doc["explain"] = [r.as_dict() for r in rules]
+            found = faq_for(pack, input)
+            if found is not None:
+                doc["faq"] = found
         typer.echo(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
         if diags:  # warnings only: a pack with errors did not compile
@@ -176,4 +211,7 @@ def run(
         sys.stdout.write(render(result, pack.name))
         if explain_rules:
             sys.stdout.write(render_explained(rules, output))
+            found = faq_for(pack, input)
+            if found is not None:
+                sys.stdout.write(render_faq(found))
     return EXIT_OK if result.verdict in ("pass", "fixed") else EXIT_USER

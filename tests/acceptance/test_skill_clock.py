@@ -18,6 +18,7 @@ from charter.agent import Agent
 from charter.contracts.registry import Registry
 from charter.contracts.skills import Skill, SkillContext
 from charter.llm.scripted import ScriptedLLM
+from charter_skills.ecommerce import ReturnRequest
 
 KEY = base64.b64encode(bytes(range(32))).decode()
 CST = timezone(timedelta(hours=8))
@@ -79,10 +80,9 @@ def test_on_the_wall_clock_the_skill_is_told_it_was_not_set(
     ],
 )
 def test_the_reference_return_request_keeps_its_demo_day_unless_the_clock_was_set(
-    registry: Registry, context: SkillContext | None, day: str
+    context: SkillContext | None, day: str
 ) -> None:
-    make = getattr(registry.skills["return_request"], "fresh")
-    skill = make()
+    skill = ReturnRequest()
     args = {"order_id": "DD202405030002", "kind": "退货"}
     done = skill(args) if context is None else skill(args, context=context)
     assert done["request_no"] == f"SH-{day.replace('-', '')}-0001"

@@ -199,3 +199,37 @@ def test_a_skill_case_runner_passes_the_context_on(
         called = cases.call("plan_change", case)
     assert called.outcome.text == "您的套餐变更将于2026-02-01生效"
     assert skills["plan_change"].seen[0].clock_set is True
+
+
+@pytest.mark.parametrize(
+    ("now", "codes", "context"),
+    [
+        ("2026-01-20T10:00:00+08:00", [], {"now": "2026-01-20T10:00:00+08:00"}),
+        ("2026-01-20T10:00", ["CH329"], None),
+        ("2026-01-20", ["CH329"], None),
+    ],
+)
+def test_a_skill_case_sets_the_clock(
+    tmp_path: Path,
+    registry: Registry,
+    skills: dict[str, Any],
+    now: str,
+    codes: list[str],
+    context: dict[str, Any] | None,
+) -> None:
+    root = tmp_path / "p"
+    (root / "skills").mkdir(parents=True)
+    (root / "pack.yaml").write_text("name: clock\nversion: 0.1.0\n", encoding="utf-8")
+    case = (
+        f"tests:\n  - name: 生效日\n    args: {{}}\n    now: '{now}'\n    expect: {{status: ok}}\n"
+    )
+    (root / "skills" / "plan_change.yaml").write_text(
+        CONTRACT.format(name="plan_change") + case, "utf-8"
+    )
+    compiled, diags = compile_path(root, replace(registry, skills=skills), cache_dir=None)
+    assert [d.code for d in diags] == codes
+    if context is None:
+        assert compiled is None
+        return
+    assert compiled is not None and compiled.skills is not None
+    assert [c.context for c in compiled.skills.contracts[0].cases] == [context]

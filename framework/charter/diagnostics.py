@@ -109,6 +109,7 @@ CODES: Mapping[str, str] = {
     "CH326": "a skill message for a property the input schema does not declare",
     "CH327": "an intent calls an executing skill without confirm: true",
     "CH328": "a stage calls an executing skill (a stage checks, the intent acts)",
+    "CH329": "a skill case's now: is not an ISO date-time with a UTC offset",
     "CH330": "FAQ id defined twice",
     "CH331": "a FAQ question has no searchable words",
     # learning.yaml and patches/*.yaml

@@ -212,6 +212,7 @@ def build(
             notify=notify,
             # an executing skill runs once per goal, whichever worker takes the confirmation
             ledger=ExecutionLedger(database, clock=clock, scrub=pipeline.scrub),
+            clock=clock,
         )
     tracker = alignment = None
     if pack.goals is not None:

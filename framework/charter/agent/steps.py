@@ -24,6 +24,7 @@ from charter.memory.records import Accessor, Fact
 from charter.memory.short_term import Turn as Said
 from charter.memory.short_term import summaries_within
 from charter.skills.fallback import CallContext
+from charter.store.clock import utcnow
 
 if TYPE_CHECKING:
     from charter.agent.calls import Called
@@ -280,7 +281,7 @@ def recall(p: Parts, turn: Turn) -> Recalled:
     )
 
 
-def call_context(turn: Turn) -> CallContext:
+def call_context(p: Parts, turn: Turn) -> CallContext:
     return CallContext(
         query=turn.text,
         negations=turn.negations,
@@ -289,6 +290,9 @@ def call_context(turn: Turn) -> CallContext:
         session_id=turn.session_id,
         conversation=(*(said.text for said in turn.earlier), turn.text),
         extra=dict(turn.context or {}),
+        # a clock the agent was given (--now, a conversation's now:, clock=) is the skills'
+        # clock too; the wall clock they read themselves when they are called
+        now=None if p.clock is utcnow else p.clock(),
     )
 
 

@@ -108,6 +108,8 @@ CONVERSATIONS: tuple[Conversation, ...] = (
             Step("我那个订单现在什么状态", session="s2"),  # the order from memory
         ),
         title="order, coupon & exchange",
+        # the orders' demo day: the exchange's 7-day window and request number count from it
+        now="2024-05-08T10:00:00+08:00",
     ),
     Conversation(
         "medical",

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 
 from charter.compile.check import check_expr
+from charter.compile.conversation_spec import parse_time
 from charter.compile.fallbacks import FallbackStage
 from charter.compile.skill_refs import bindings, references
 from charter.compile.skill_schemas import contract_schema
@@ -226,6 +227,16 @@ class _Stage(FallbackStage):
             expect = raw.expect
             if expect.status is None:
                 continue
+            if raw.now is not None and parse_time(raw.now) is None:
+                self.diagnostics.append(
+                    error(
+                        "CH329",
+                        f"'{raw.now}' is not an ISO date-time with a UTC offset",
+                        doc.loc(("tests", n, "now")),
+                        "write a date, a time and the offset: 2026-01-20T10:00:00+08:00",
+                    )
+                )
+                continue
             out.append(
                 S.SkillCase(
                     name=raw.name,
@@ -233,6 +244,7 @@ class _Stage(FallbackStage):
                     location=doc.loc(("tests", n)),
                     context_json=json.dumps(raw.context, ensure_ascii=False),
                     inject=raw.inject,
+                    now=raw.now,
                     status=expect.status,
                     message=expect.message,
                     reply=expect.reply,

@@ -24,7 +24,7 @@ from charter.compile.response_spec import default_spec
 from charter.compile.specs.skills import SkillCase
 from charter.compile.teller import Teller
 from charter.contracts.registry import Registry
-from charter.contracts.skills import Skill
+from charter.contracts.skills import Skill, SkillContext, takes_context
 from charter.skills.breaker import BreakerRegistry
 from charter.skills.runner import SkillOutcome, SkillRunner
 from charter.skills.tickets import TicketStore
@@ -48,11 +48,15 @@ class _Watched:
         self.name = skill.name
         self.description = skill.description
         self.seen = _Seen()
+        self._contextual = takes_context(skill)
 
-    def __call__(self, args: Mapping[str, Any]) -> Any:
+    def __call__(self, args: Mapping[str, Any], *, context: SkillContext | None = None) -> Any:
         seen = self.seen
         try:
-            value = self.skill(args)
+            if self._contextual and context is not None:
+                value = self.skill(args, context=context)  # type: ignore[call-arg]
+            else:
+                value = self.skill(args)
         except BaseException as exc:
             seen.raised_at = raised_at(exc)
             raise

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from charter.compile.program import Program
@@ -30,7 +31,11 @@ NO_ANSWER = "抱歉，暂时无法完成这个请求，请稍后再试或联系�
 class CallContext:
     """What the turn knows that a fallback may use: the user's words (the FAQ query), how
     often they said no, the answer's confidence, who and where (for a ticket), the recent
-    conversation (the ticket's context) and anything else (``extra``, read by ``expr``)."""
+    conversation (the ticket's context) and anything else (``extra``, read by ``expr``).
+
+    ``now`` is the turn's clock when it was set (``charter chat --now``, a conversation's
+    ``now:``, a skill case's ``now:``, the Agent's ``clock=``), told to the skills that take a
+    ``context`` (``SkillContext``); None: the wall clock."""
 
     query: str = ""
     negations: int = 0
@@ -39,6 +44,7 @@ class CallContext:
     session_id: str = ""
     conversation: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    now: datetime | None = None
 
     @classmethod
     def of(cls, data: Mapping[str, Any] | None) -> CallContext:
@@ -46,6 +52,8 @@ class CallContext:
         known = {k: data.pop(k) for k in list(data) if k in cls.__dataclass_fields__}
         if "conversation" in known:
             known["conversation"] = tuple(known["conversation"])
+        if isinstance(known.get("now"), str):
+            known["now"] = aware(known["now"])
         extra = dict(known.pop("extra", None) or {})
         return cls(**known, extra={**extra, **data})
 
@@ -59,6 +67,15 @@ class CallContext:
             "user_id": self.user_id,
             "session_id": self.session_id,
         }
+
+
+def aware(text: str) -> datetime:
+    """An ISO 8601 date-time with its UTC offset: a clock without one would be read in
+    whatever zone the machine is in."""
+    value = datetime.fromisoformat(text)
+    if value.tzinfo is None:
+        raise ValueError(f"now {text!r} has no UTC offset (2024-05-01T10:00:00+08:00)")
+    return value
 
 
 @dataclass(frozen=True)

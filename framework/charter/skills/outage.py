@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from charter.contracts.skills import Skill
+from charter.contracts.skills import Skill, SkillContext, takes_context
 
 
 class Outage:
@@ -17,8 +17,11 @@ class Outage:
         self.description = skill.description
         self.why = why  # said in the error: who simulates it
         self.down = False
+        self._contextual = takes_context(skill)
 
-    def __call__(self, args: Mapping[str, Any]) -> Any:
+    def __call__(self, args: Mapping[str, Any], *, context: SkillContext | None = None) -> Any:
         if self.down:
             raise ConnectionError(f"simulated outage of {self.name} ({self.why})")
+        if self._contextual and context is not None:
+            return self.skill(args, context=context)  # type: ignore[call-arg]
         return self.skill(args)

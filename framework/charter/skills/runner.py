@@ -20,69 +20,28 @@ health metrics (contract compliance, fallback activation); ``records()`` returns
 
 from __future__ import annotations
 
-import json
+import functools
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from charter.compile.specs.skills import SkillContract, SkillsSpec
 from charter.contracts.registry import Registry
+from charter.contracts.skills import SkillContext, takes_context
 from charter.skills.breaker import BreakerOpenError, BreakerRegistry, BreakerSettings
 from charter.skills.executions import Executed, ExecutionLedger
-from charter.skills.fallback import CallContext, Failure, FallbackOutcome, FallbackRunner
+from charter.skills.fallback import CallContext, Failure, FallbackRunner
 from charter.skills.guard import ContractGuard
+from charter.skills.outcome import CallRecord, SkillOutcome, Status, result_text
 from charter.skills.tickets import TicketStoreProtocol
 from charter.skills.workers import Workers
+from charter.store.clock import Clock, utcnow
 
-Status = Literal["ok", "invalid", "failed"]
+# the outcome types live in charter.skills.outcome; their old home keeps naming them
+__all__ = ["INJECTABLE", "CallRecord", "SkillOutcome", "SkillRunner", "Status", "result_text"]
 INJECTABLE = ("error", "timeout", "breaker_open", "empty_claim", "bad_output")
-_TEXT_KEYS = ("summary", "answer", "text", "message")
-
-
-@dataclass(frozen=True)
-class CallRecord:
-    skill: str
-    status: Status
-    at: float  # time.time() when the call started
-    elapsed_s: float
-    failure: str | None = None  # error / timeout / breaker_open / contract_violation / invalid_args
-    detail: str = ""
-    fallback: str | None = None  # the action that answered, "none", or None (no fallback ran)
-    depth: int = 0  # 0: called by the turn; 1+: called by a fallback
-
-
-@dataclass(frozen=True)
-class SkillOutcome:
-    """What a call gave: the ``result`` (ok), or the ``failure`` and, when a protocol ran, the
-    ``fallback``; ``text`` is what to tell the user either way."""
-
-    skill: str
-    status: Status
-    args: Mapping[str, Any]
-    text: str
-    result: Any = None
-    failure: Failure | None = None
-    fallback: FallbackOutcome | None = None
-    elapsed_s: float = 0.0
-    # an executing skill's outcome given back from the ledger: this call did not run it
-    replayed: bool = False
-
-    @property
-    def reflect(self) -> bool:
-        """The post-check caught a result that claims what it does not hold."""
-        return self.failure is not None and self.failure.reflect
-
-
-def result_text(result: Any) -> str:
-    """A result's own words for the user (its summary), else the result as JSON."""
-    if isinstance(result, Mapping):
-        for key in _TEXT_KEYS:
-            if isinstance(result.get(key), str) and result[key]:
-                return str(result[key])
-    return json.dumps(result, ensure_ascii=False, sort_keys=True)
 
 
 class SkillRunner:
@@ -100,8 +59,10 @@ class SkillRunner:
         workers: int = 8,
         keep: int = 10_000,
         ledger: ExecutionLedger | None = None,
+        clock: Clock = utcnow,
     ) -> None:
         self.spec = spec
+        self.clock = clock  # the wall clock a call without a turn's clock (``ctx.now``) reads
         self.ledger = ledger
         self.registry = registry
         self.pack = pack
@@ -125,6 +86,8 @@ class SkillRunner:
             )
         )
         self._workers = Workers(workers)
+        # which skills take ``context=``: their signatures read once, not on every call
+        self._contextual = frozenset(n for n, s in registry.skills.items() if takes_context(s))
         self._recorder = recorder
         self._records: deque[CallRecord] = deque(maxlen=keep)
         self._lock = threading.Lock()
@@ -167,6 +130,18 @@ class SkillRunner:
         if key is not None and contract.executes and self.ledger is not None:
             return self._once(contract, args, ctx, inject, depth, key, self.ledger)
         return self._call(contract, args, ctx, inject, depth)
+
+    def skill_context(self, ctx: CallContext) -> SkillContext:
+        """What the skill is told of the turn: its clock when the turn has one, else the wall
+        clock in the machine's local time (its day is the local day, not UTC's)."""
+        now = ctx.now if ctx.now is not None else self.clock().astimezone()
+        return SkillContext(
+            now=now,
+            clock_set=ctx.now is not None,
+            pack=self.pack,
+            user_id=ctx.user_id,
+            session_id=ctx.session_id,
+        )
 
     def check(self, name: str, args: Mapping[str, Any]) -> SkillOutcome | None:
         """The contract's refusal of ``args`` (schema and constraints), without calling the
@@ -255,7 +230,7 @@ class SkillRunner:
                 field=violation.field,
             )
             return self._failed(contract, args, ctx, failure, "invalid", started, t0, depth)
-        result, failed = self._guarded(contract, guard, args, inject)
+        result, failed = self._guarded(contract, guard, args, ctx, inject)
         if failed is None:
             return self._answered(contract, args, ctx, result, started, t0, depth)
         return self._failed(contract, args, ctx, failed, "failed", started, t0, depth)
@@ -265,6 +240,7 @@ class SkillRunner:
         contract: SkillContract,
         guard: ContractGuard,
         args: Mapping[str, Any],
+        ctx: CallContext,
         inject: str | None,
     ) -> tuple[Any, Failure | None]:
         name = contract.name
@@ -285,8 +261,11 @@ class SkillRunner:
         elif impl is None:
             failure = Failure("error", f"no installed plugin implements skill {name!r}")
         else:
+            fn: Callable[..., Any] = impl
+            if name in self._contextual:  # by keyword, as its signature asked for
+                fn = functools.partial(fn, context=self.skill_context(ctx))
             try:
-                ok, value = self._workers.call(impl, dict(args), contract.timeout_s)
+                ok, value = self._workers.call(fn, dict(args), contract.timeout_s)
             except TimeoutError:
                 failure = Failure("timeout", f"no result within {contract.timeout_s:g} s")
             else:

@@ -18,6 +18,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from charter.contracts.skills import SkillContext
+
 CENT = Decimal("0.01")
 
 
@@ -26,6 +28,16 @@ def load(name: str) -> Any:
     """The parsed ``data/<name>.json``; read once per process (the files never change)."""
     text = resources.files("charter_skills").joinpath("data", f"{name}.json").read_text("utf-8")
     return json.loads(text)
+
+
+def day_of(context: SkillContext | None, demo_day: str) -> str:
+    """The day a skill states and compares dates against (YYYY-MM-DD): the turn's day when its
+    clock was set (``charter chat --now``, a conversation test's ``now:`` or its default, a skill
+    case's ``now:``, the Agent's ``clock=``), else the demo data's ``as_of`` — on the wall clock
+    every demo order would be long past its return window."""
+    if context is not None and context.clock_set:
+        return context.today.isoformat()
+    return demo_day
 
 
 class Serial:

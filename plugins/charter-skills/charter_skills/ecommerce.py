@@ -21,7 +21,8 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from charter_skills._data import Serial, load, money, plain, yuan
+from charter.contracts.skills import SkillContext
+from charter_skills._data import Serial, day_of, load, money, plain, yuan
 
 RETURN_DAYS = 7  # the return window, counted from the day the order was signed for
 # every kind the contract admits, as the request it makes (退货退款 is a return)
@@ -224,9 +225,10 @@ class CouponCheck:
 
 class ReturnRequest:
     """Ask for a return (退货, refunding what was paid) or an exchange (换货, for ``size`` when
-    given) of a signed-for order, within 7 days of ``delivered_at``. "Today" is the orders'
-    ``as_of``, never the wall clock. Only an accepted request gets a number,
-    ``SH-<yyyymmdd>-<nnnn>``, counted per instance; the demo data is never changed, and
+    given) of a signed-for order, within 7 days of ``delivered_at``. "Today" is the turn's day
+    when its clock was set, else the orders' ``as_of`` (``day_of``). Only an accepted request
+    gets a number, ``SH-<yyyymmdd>-<nnnn>``, counted per instance; the demo data is never
+    changed, and
     whatever can raise runs before the number is taken.
 
     The coupon an order was paid with is redeemed once: an exchange ships under it again
@@ -250,8 +252,10 @@ class ReturnRequest:
         one, so the numbers it pins do not depend on what ran before."""
         return ReturnRequest(self.today)
 
-    def refusal(self, order_id: str, kind: str) -> tuple[str, str] | None:
-        """(code, reason) when this order cannot be returned or exchanged today."""
+    def refusal(self, order_id: str, kind: str, today: str | None = None) -> tuple[str, str] | None:
+        """(code, reason) when this order cannot be returned or exchanged ``today`` (default
+        the demo's day)."""
+        today = today or self.today
         order = _orders().get(order_id)
         if order is None:
             return "not_found", f"没有查到订单{order_id}，请核对订单号后再试"
@@ -264,7 +268,7 @@ class ReturnRequest:
             )
         signed = date.fromisoformat(order["delivered_at"])
         deadline = signed + timedelta(days=RETURN_DAYS)
-        if date.fromisoformat(self.today) > deadline:
+        if date.fromisoformat(today) > deadline:
             return (
                 "expired",
                 f"订单{order_id}于{signed.isoformat()}签收，已超过{RETURN_DAYS}天的退换货期限"
@@ -272,12 +276,15 @@ class ReturnRequest:
             )
         return None
 
-    def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(
+        self, args: Mapping[str, Any], *, context: SkillContext | None = None
+    ) -> dict[str, Any]:
+        today = day_of(context, self.today)
         order_id = str(args["order_id"])
         kind = RETURN_KINDS[str(args["kind"])]
         cause = str(args["reason"]) if args.get("reason") else None
         size = str(args["size"]) if args.get("size") and kind == "换货" else None
-        refused = self.refusal(order_id, kind)
+        refused = self.refusal(order_id, kind, today)
         if refused is not None:
             code, reason = refused
             return {
@@ -304,8 +311,8 @@ class ReturnRequest:
                 )
         else:
             then = "商家收到后将为您发出新商品"
-        after, fields = self._coupon(order, kind, given)
-        number = self._serial.take(self.today)
+        after, fields = self._coupon(order, kind, given, today)
+        number = self._serial.take(today)
         result: dict[str, Any] = {
             "status": "accepted",
             "request_no": number,
@@ -324,7 +331,7 @@ class ReturnRequest:
         return result
 
     def _coupon(
-        self, order: Mapping[str, Any], kind: str, given: str | None
+        self, order: Mapping[str, Any], kind: str, given: str | None, today: str
     ) -> tuple[str, dict[str, Any]]:
         """What the request does with the order's coupon: the sentences for the summary (each
         ending in 。) and the result's fields. A text that names a 优惠券 says until when it is
@@ -344,7 +351,7 @@ class ReturnRequest:
             fields["coupon_handling"] = "reused"
             return said + f"换货商品沿用原订单的券码{code}，不会重复核销。", fields
         valid_until = str(_coupons()[coupon["code"]]["valid_until"])
-        if date.fromisoformat(self.today) <= date.fromisoformat(valid_until):
+        if date.fromisoformat(today) <= date.fromisoformat(valid_until):
             fields["coupon_handling"] = "returned"
             said += f"优惠券{code}将在退款完成后退回您的账户，有效期至{valid_until}。"
         else:

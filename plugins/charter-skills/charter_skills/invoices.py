@@ -20,7 +20,8 @@ from typing import Any
 
 from stdnum.cn import uscc
 
-from charter_skills._data import Serial, both, load, money, plain, upper
+from charter.contracts.skills import SkillContext
+from charter_skills._data import Serial, both, day_of, load, money, plain, upper
 
 ELECTRONIC = "电子普通发票"
 GENERAL = "增值税普通发票"
@@ -56,7 +57,8 @@ class Refusal:
 
 class InvoiceIssue:
     """Issue a ``kind`` invoice (default 电子普通发票) to ``title`` with ``tax_id``, for
-    ``amount`` yuan when given."""
+    ``amount`` yuan when given, dated the turn's day when its clock was set, else the demo
+    data's ``as_of`` (``day_of``)."""
 
     name = "invoice_issue"
     description = "为企业开具电子普通发票、增值税普通发票或增值税专用发票"
@@ -98,7 +100,10 @@ class InvoiceIssue:
             )
         return None
 
-    def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(
+        self, args: Mapping[str, Any], *, context: SkillContext | None = None
+    ) -> dict[str, Any]:
+        today = day_of(context, self.today)
         title = str(args["title"])
         tax_id = str(args["tax_id"])
         kind = KINDS[str(args.get("kind") or ELECTRONIC)]
@@ -117,14 +122,14 @@ class InvoiceIssue:
         said = f"，金额{both(amount)}" if amount is not None else ""
         words = upper(amount) if amount is not None else None
         delivery, how = DELIVERY[kind]
-        number = self._serial.take(self.today)
+        number = self._serial.take(today)
         result: dict[str, Any] = {
             "status": "issued",
             "invoice_no": number,
             "title": title,
             "tax_id": tax_id,
             "kind": kind,
-            "date": self.today,
+            "date": today,
             "delivery": delivery,
             "summary": f"已为{title}（税号{tax_id}）开具{kind}{said}，发票号码{number}，{how}。",
         }

@@ -520,3 +520,23 @@ def test_the_faq_s_candidates_and_scores_are_shown_with_trace(chat: Chat) -> Non
         ("  faq         price-protection 0.544", LIMITS),
         ("  faq         no entry shares a word", LIMITS),
     ]
+
+
+@pytest.mark.parametrize(
+    ("now", "told"),
+    [
+        # issue 32 item 6: the return request is numbered and its 7-day window counted on the
+        # day --now gives (signed 2024-05-04: open until 2024-05-11)
+        (
+            "2024-05-09T10:00+08:00",
+            "[pass] 好的，已确认。\n已为订单DD202405030002提交退货申请，售后申请号"
+            "SH-20240509-0001。审核通过后请按页面提示寄回商品，退款1,299.00元将在商家收到退货后"
+            "原路退回。\n",
+        ),
+        ("2024-05-20T10:00+08:00", "已超过7天的退换货期限（截至2024-05-11）"),
+    ],
+)
+def test_now_is_the_clock_the_skills_see(chat: Chat, now: str, told: str) -> None:
+    r = chat("我要退货\nDD202405030002\n是\n", "--now", now)
+    assert (r.code, r.err) == (0, "")
+    assert told in r.out

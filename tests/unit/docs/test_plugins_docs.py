@@ -138,7 +138,13 @@ def _check_formatters(objs: list[Any]) -> None:
 
 
 def _check_skills(objs: list[Any]) -> None:
+    from charter.contracts.skills import SkillContext, takes_context
+
     assert objs[0]({"order_id": "AC-20240001"}) == {"order_id": "AC-20240001", "status": "已发货"}
+    assert [takes_context(o) for o in objs] == [False, True]
+    now = datetime.fromisoformat("2026-01-20T10:00:00+08:00")
+    told = objs[1]({"plan": "畅享59"}, context=SkillContext(now, clock_set=True))
+    assert told == {"summary": "您的套餐将于2026-02-01变更为畅享59"}
 
 
 def _check_packs(objs: list[Any]) -> None:

@@ -15,4 +15,4 @@ def run(crew: Crew, turn: Turn) -> None:
         s.outputs.update(recalled.trace())
         s.decision = f"ladder: {recalled.step}" if on else "memory off"
     turn.recalled = recalled
-    turn.ctx = steps.call_context(turn)
+    turn.ctx = steps.call_context(p, turn)

@@ -89,6 +89,7 @@ class SkillCase:
     location: Location
     context_json: str = "{}"
     inject: str | None = None
+    now: str | None = None  # the clock the skill sees: ISO 8601 with its offset
     status: str = "ok"
     message: str | None = None  # the outcome's text: a result's summary, a refusal, a fallback's
     reply: str | None = None  # what the agent tells: the contract's reply: over the result
@@ -103,7 +104,10 @@ class SkillCase:
 
     @property
     def context(self) -> dict[str, Any]:
+        """The call's context: the written ``context:``, and ``now:`` as the turn's clock."""
         value: dict[str, Any] = json.loads(self.context_json)
+        if self.now is not None:
+            value["now"] = self.now
         return value
 
 

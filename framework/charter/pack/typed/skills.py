@@ -72,6 +72,7 @@ class SkillTest(DocModel):
     name: OptStr = None
     args: RawMap = Field(default_factory=dict)
     context: RawMap = Field(default_factory=dict)
+    now: OptStr = None
     inject: OptStr = None
     expect: Sub[Expect] = Expect()
 

@@ -106,7 +106,14 @@ def run(
     try:
         fixed = datetime.fromisoformat(now) if now is not None else None
     except ValueError:
-        shown.error(f"{PROG}: --now {now!r} is not an ISO 8601 time (2025-06-30T10:00+08:00)")
+        fixed = None
+    if now is not None and (fixed is None or fixed.utcoffset() is None):
+        # a time without its offset is no moment (a conversation's now: is refused alike,
+        # CH366): compared with the times the agent keeps, it would fail mid-turn
+        shown.error(
+            f"{PROG}: --now {now!r} is not an ISO 8601 time with a UTC offset "
+            "(2025-06-30T10:00+08:00)"
+        )
         return EXIT_USER
     agent = _start(shown, domain, None if fixed is None else (lambda: fixed))
     if agent is None:

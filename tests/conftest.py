@@ -24,7 +24,7 @@ from charter.contracts.registry import Registry
 from tests.support.cli import RunCharter, runner
 from tests.support.packs import ShippedPacks, installed_registry
 
-pytest_plugins = ["tests.support.timing", "tests.support.example_counts"]
+pytest_plugins = ["tests.support.timing", "tests.support.example_counts", "tests.support.installed"]
 
 # ``ci`` (make test, and a bare ``pytest``): every example count as written, derandomized so
 # every run tries the same examples, no deadline (a loaded CI machine is no failure), no example

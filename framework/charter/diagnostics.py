@@ -46,6 +46,7 @@ CODES: Mapping[str, str] = {
     "CH006": "a pack file is not a regular file",
     "CH007": "two packs have the same name",
     "CH008": "the pack has no rules",
+    "CH009": "a pack name or path names more than one pack",
     # shape of a pack file (JSON Schema)
     "CH010": "value has the wrong type",
     "CH011": "required key is missing",

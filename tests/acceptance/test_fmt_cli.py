@@ -216,7 +216,10 @@ def test_the_command_and_its_options(pack: Path, capsys: Any) -> None:
         "Rewrite pack YAML files in one layout, keeping comments, key order and quoting."
     )
     assert {p.name: (p.opts, p.help) for p in command.params} == {
-        "paths": (["paths"], "Packs, directories of packs, or pack files (default: .)."),
+        "paths": (
+            ["paths"],
+            "Packs (directories or names), directories of packs, or pack files (default: .).",
+        ),
         "check": (
             ["--check"],
             "Write nothing; list the files that would change and exit 1 if there are any.",

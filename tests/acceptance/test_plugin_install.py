@@ -1,10 +1,12 @@
-"""The plugin ``charter new plugin acme`` writes, installed for real, works through ``charter``.
+"""The plugin ``charter new plugin acme`` writes, and the project ``charter new pack telecom
+--with-skills`` writes, installed for real, work through ``charter``.
 
 A module fixture creates a temporary virtual environment and pip-installs into it Charter (from a
 copy of this repository's working tree, so that the build never writes into the repository),
-the scaffolded ``charter-acme`` distribution and pytest; nothing else. The tests then run that
-environment's own ``charter`` console script, from a directory without ``domains/``, so that
-``acme`` can only come from the installed plugin:
+the scaffolded ``charter-acme`` distribution, the scaffolded project ``telecom`` as its README
+says (``pip install -e .``) and pytest; nothing else. The tests then run that environment's own
+``charter`` console script, from a directory without ``domains/``, so that ``acme`` can only
+come from the installed plugin:
 
 * ``charter plugins --format json`` lists the plugin, its distribution, version and what each of
   its hooks registered;
@@ -15,6 +17,9 @@ environment's own ``charter`` console script, from a directory without ``domains
 * the wheel ``pip wheel`` builds from the scaffold holds every file of the bundled pack, those in
   subfolders too (``skills/``, ``tests/conversations/``), and the pack compiles from the wheel's
   files alone and passes its conversation test;
+* the project ``telecom``, installed editable, validates and passes its tests (the skill's cases
+  among them) by name from its folder and from the folder above, its own pytest tests pass, and
+  the wheel built from it carries the pack inside the package, where its plugin finds it;
 * after ``pip uninstall``, the plugin and its pack are gone, with a clear message.
 
 The last test uninstalls: it stays last in this file (pytest runs a module's tests in order).
@@ -82,21 +87,26 @@ class Venv:
     plugin: Path  # the scaffolded charter-acme/ source tree
     env: dict[str, str]
 
-    def run(self, *argv: str | Path) -> Run:
+    @property
+    def project(self) -> Path:
+        """The scaffolded project telecom/ (charter new pack telecom --with-skills)."""
+        return self.work / "telecom"
+
+    def run(self, *argv: str | Path, cwd: Path | None = None) -> Run:
         proc = subprocess.run(
             [str(a) for a in argv],
             capture_output=True,
             text=True,
             encoding="utf-8",
-            cwd=self.work,
+            cwd=cwd or self.work,
             env=self.env,
             timeout=300,
             check=False,
         )
         return Run(proc.returncode, proc.stdout, proc.stderr)
 
-    def charter(self, *args: str) -> Run:
-        return self.run(self.root / "bin" / "charter", *args)
+    def charter(self, *args: str, cwd: Path | None = None) -> Run:
+        return self.run(self.root / "bin" / "charter", *args, cwd=cwd)
 
     def pip(self, *args: str | Path) -> Run:
         # the running interpreter's pip, pointed at the venv: no pip to bootstrap into the venv
@@ -150,12 +160,17 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     work.mkdir()
     # the scaffold as a user gets it: `charter new plugin acme --dir work`
     assert main(["new", "plugin", "acme", "--dir", str(work)]) == 0
+    assert main(["new", "pack", "telecom", "--with-skills", "--dir", str(work)]) == 0
     source = tmp / "charter-src"
     shutil.copytree(ROOT, source, ignore=_NOT_SOURCES)
     python = tmp / "venv" / "bin" / "python"
     v = Venv(tmp / "venv", python, work, work / "charter-acme", _environment(tmp))
     installed = v.pip("install", "--quiet", source, v.plugin, "pytest")
     assert installed.code == 0, installed.out + installed.err
+    # the project as its README says, editable: `pip install -e .` in its folder (here with the
+    # running pip, pointed at the venv)
+    project = v.pip("install", "--quiet", "-e", v.project)
+    assert project.code == 0, project.out + project.err
     return v
 
 
@@ -300,6 +315,74 @@ def test_the_wheel_ships_every_file_of_the_bundled_pack(
     assert [(r.conversation.name, r.ok) for r in played] == [("没有模板的问题不交给模型", True)]
 
 
+PROJECT_TESTED = (
+    "conversation coverage: telecom: intents 1/1, events 2/17, templates 1/15\n"
+    "rule coverage: 100.0% of 3 rules (each seen passing and failing)\n"
+    "13 passed, 0 failed\n"
+)
+
+
+def test_the_project_installed_editable_validates_and_passes_its_tests(venv: Venv) -> None:
+    for where in (venv.project, venv.work):
+        r = venv.charter("validate", "--strict", "telecom", cwd=where)
+        assert r == Run(0, "", ""), r.out
+        r = venv.charter("test", "telecom", "--threshold", "100", cwd=where)
+        assert r == Run(0, PROJECT_TESTED, ""), r.out + r.err
+    listed = {p["name"]: p for p in _plugins(venv)}
+    assert listed["telecom"]["hooks"] == {
+        "charter_register_skills": ["telecom_order_status"],
+        "charter_register_packs": ["telecom"],
+    }
+    r = venv.run(venv.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", cwd=venv.project)
+    assert r.code == 0, r.out + r.err
+    assert r.out.splitlines()[-1].startswith("3 passed")
+
+
+def test_the_project_wheel_carries_the_pack_inside_the_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert main(["new", "pack", "telecom", "--with-skills", "--dir", str(tmp_path)]) == 0
+    project = tmp_path / "telecom"
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", tmp_path / "dist",
+         project],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout + built.stderr
+    (wheel,) = (tmp_path / "dist").glob("*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = sorted(n for n in archive.namelist() if n.startswith("charter_telecom/"))
+        archive.extractall(tmp_path / "site")
+    assert shipped == [
+        "charter_telecom/__init__.py",
+        "charter_telecom/pack/goals.yaml",
+        "charter_telecom/pack/pack.yaml",
+        "charter_telecom/pack/rules.yaml",
+        "charter_telecom/pack/skills/telecom_order_status.yaml",
+        "charter_telecom/pack/tests/conversations/order_status.yaml",
+        "charter_telecom/plugin.py",
+        "charter_telecom/py.typed",
+    ]
+    # the plugin as installed from the wheel: the pack it registers is the copy inside it
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.chdir(tmp_path / "site")
+    try:
+        module = importlib.import_module("charter_telecom.plugin")
+        assert Path(module.__file__ or "").is_relative_to(tmp_path / "site")
+        registry = registry_from({"telecom": module})
+        registry = replace(registry, plugins={**registry.plugins, "charter-telecom": "0.1.0"})
+        (ref,) = module.charter_register_packs()
+        assert ref.path == (tmp_path / "site" / "charter_telecom" / "pack").resolve()
+        compiled, diagnostics = compile_path(ref.path, registry, cache_dir=None)
+    finally:
+        for name in [m for m in sys.modules if m.split(".")[0] == "charter_telecom"]:
+            del sys.modules[name]
+    assert [d.headline() for d in diagnostics] == []
+    assert compiled is not None
+    played = run_conversations(compiled, registry)
+    assert [r.ok for r in played] == [True, True]
+
+
 def test_after_uninstalling_the_plugin_and_its_pack_are_gone(venv: Venv) -> None:
     removed = venv.pip("uninstall", "--yes", "--quiet", "charter-acme")
     assert removed.code == 0, removed.out + removed.err
@@ -309,6 +392,7 @@ def test_after_uninstalling_the_plugin_and_its_pack_are_gone(venv: Venv) -> None
         "charter.builtin",
         "charter.llm.backends",
         "charter.memory.embedders",
+        "telecom",  # the project, still installed
     ]
     r = venv.charter("check", "--domain", "acme", "您的订单ACME-20240001已发货。")
     assert r.code == 1, r

@@ -209,7 +209,11 @@ def _compile(pack: str | Path, registry: Registry) -> CompiledPack:
     from charter.compile.api import compile_path
     from charter.pack.resolve import resolve_domain
 
-    root = resolve_domain(str(pack), registry.packs)
+    # a Path is a path; a string is resolved as every command resolves a pack's name (it
+    # raises AmbiguousPack, a ValueError, when the name is two different packs')
+    root: Path | None = pack if isinstance(pack, Path) else None
+    if root is None or not (root / "pack.yaml").is_file():
+        root = resolve_domain(str(pack), registry.packs)
     if root is None:
         raise ValueError(f"unknown pack {str(pack)!r}: a pack directory or a name under domains/")
     compiled, diags = compile_path(root, registry)

@@ -22,12 +22,11 @@ from charter.cli.common import (
     OutFormat,
     compile_all,
     emit_diagnostics,
+    one_pack,
     runtime_registry,
-    unknown_pack,
 )
 from charter.compile.compiled import CompiledPack
 from charter.diagnostics import Diagnostic, sort_diagnostics
-from charter.pack.resolve import resolve_domain
 from charter.reflect.engine import CheckResult, Engine
 from charter.reflect.explain import RuleExplanation, Seen, explain
 
@@ -177,9 +176,9 @@ def run(
     reg, diags = runtime_registry(quiet=fmt is OutFormat.json)
     if reg is None:
         return _fail(diags, fmt, domain)
-    root = resolve_domain(domain, reg.packs)
+    root, problem = one_pack(domain, reg.packs, "domain")
     if root is None:
-        return _fail([*diags, unknown_pack(domain, "domain")], fmt, domain)
+        return _fail([*diags, *filter(None, [problem])], fmt, domain)
     packs, more = compile_all([root], reg)
     diags = sort_diagnostics([*diags, *more])
     if not packs:

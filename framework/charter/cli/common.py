@@ -24,6 +24,7 @@ from charter.diagnostics import (
     sort_diagnostics,
 )
 from charter.pack.loader import display_path
+from charter.pack.resolve import AmbiguousPack, resolve_domain, resolve_packs
 from charter.plugins.host import PluginHost, default_host
 
 EXIT_OK, EXIT_USER, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -83,59 +84,74 @@ def runtime_registry(quiet: bool = False) -> tuple[Registry | None, list[Diagnos
     return h.registry, []
 
 
-def requested(paths: Sequence[Path], reg: Registry, all_installed: bool) -> list[Path]:
-    """The paths a command was given; with ``--all-installed`` every pack plugins install too;
-    with neither, the working directory."""
+def requested(paths: Sequence[str | Path], reg: Registry, all_installed: bool) -> list[str | Path]:
+    """The packs a command was given (paths or names); with ``--all-installed`` every pack
+    plugins install too; with neither, the working directory."""
     if all_installed:
         return [*paths, *(reg.packs[name] for name in sorted(reg.packs))]
     return list(paths) or [Path(".")]
 
 
 def find_packs(
-    paths: Sequence[Path], installed: Mapping[str, Path] | None = None
+    paths: Sequence[str | Path], installed: Mapping[str, Path] | None = None
 ) -> tuple[list[Path], list[Diagnostic]]:
-    """Pack directories at or below each path (a pack.yaml file stands for its directory); a
-    path that does not exist may name a pack installed by a plugin."""
+    """The pack directories each argument stands for, as ``charter.pack.resolve`` finds them
+    (a pack, a directory of packs, a name under domains/ or rulesets/, an installed pack),
+    each once; CH004 for an argument that names nothing, CH009 for one that names different
+    packs in different places."""
     found: list[Path] = []
     diags: list[Diagnostic] = []
-    installed = installed or {}
     for path in paths:
-        if not path.exists() and str(path) in installed:
-            path = installed[str(path)]
-        if not path.exists():
-            diags.append(
-                error(
-                    "CH004",
-                    "no such file or directory",
-                    Location(str(path)),
-                    "give a pack directory, a directory containing packs, or the name of "
-                    "a pack a plugin installed (charter plugins lists them)",
-                )
-            )
+        argument = str(path)
+        try:
+            packs = resolve_packs(argument, installed)
+        except AmbiguousPack as exc:
+            diags.append(ambiguous_pack(exc))
             continue
-        if path.is_file():
-            path = path.parent
-        if (path / "pack.yaml").is_file():
-            candidates = [path]
-        else:
-            candidates = sorted(
-                p.parent
-                for p in path.rglob("pack.yaml")
-                if not any(part.startswith(".") for part in p.parts)
-            )
-        if not candidates:
-            diags.append(
-                error(
-                    "CH004",
-                    "no pack.yaml found here",
-                    Location(display_path(path)),
-                    "a pack is a directory with a pack.yaml",
-                )
-            )
-        for c in candidates:
-            if c.resolve() not in (f.resolve() for f in found):
-                found.append(c)
+        if not packs:
+            diags.append(no_pack(argument))
+        for pack in packs:
+            if pack.resolve() not in (f.resolve() for f in found):
+                found.append(pack)
     return found, diags
+
+
+def no_pack(argument: str) -> Diagnostic:
+    """CH004 for an argument of validate or test that names no pack."""
+    path = Path(argument)
+    if path.exists():
+        return error(
+            "CH004",
+            "no pack.yaml found here",
+            Location(display_path(path)),
+            "a pack is a directory with a pack.yaml",
+        )
+    return error(
+        "CH004",
+        "no such file or directory",
+        Location(argument),
+        "give a pack directory, a directory containing packs, the name of one under domains/ "
+        "or rulesets/, or the name of a pack a plugin installed (charter plugins lists them)",
+    )
+
+
+def ambiguous_pack(exc: AmbiguousPack) -> Diagnostic:
+    """CH009: the argument names several packs, and every candidate is listed."""
+    return error("CH009", exc.message, Location(exc.argument), exc.hint)
+
+
+def one_pack(
+    name: str, installed: Mapping[str, Path], noun: str = "pack"
+) -> tuple[Path | None, Diagnostic | None]:
+    """The one pack ``name`` stands for (``charter.pack.resolve.resolve_domain``), or the
+    diagnostic that says why there is none: CH004 unknown, CH009 ambiguous."""
+    try:
+        root = resolve_domain(name, installed)
+    except AmbiguousPack as exc:
+        return None, ambiguous_pack(exc)
+    if root is None:
+        return None, unknown_pack(name, noun)
+    return root, None
 
 
 def unknown_pack(name: str, noun: str = "pack") -> Diagnostic:

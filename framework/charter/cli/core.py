@@ -16,7 +16,8 @@ from charter.cli.common import DiagFormat, OutFormat
 
 def validate(
     paths: Annotated[
-        list[Path] | None, typer.Argument(help="Packs or directories of packs.")
+        list[str] | None,
+        typer.Argument(help="Packs (directories or names) or directories of packs."),
     ] = None,
     strict: Annotated[bool, typer.Option(help="Fail on warnings too.")] = False,
     format: Annotated[
@@ -75,7 +76,8 @@ def check(
 
 def test(
     paths: Annotated[
-        list[Path] | None, typer.Argument(help="Packs or directories of packs.")
+        list[str] | None,
+        typer.Argument(help="Packs (directories or names) or directories of packs."),
     ] = None,
     threshold: Annotated[
         float, typer.Option(min=0, max=100, help="Fail below this rule coverage (percent).")

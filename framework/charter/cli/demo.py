@@ -38,13 +38,13 @@ from charter.cli.common import (
     EXIT_USER,
     DiagFormat,
     emit_diagnostics,
+    one_pack,
     runtime_registry,
 )
 from charter.cli.demo_notes import annotate
 from charter.cli.demo_render import Checked, DemoOut, PlainDemoOut, RichDemoOut
 from charter.cli.demo_script import CONVERSATIONS, FEATURES, SAMPLES, Conversation, Step
 from charter.contracts.registry import Registry
-from charter.pack.resolve import resolve_domain
 from charter.skills.outage import Outage
 
 if TYPE_CHECKING:
@@ -95,7 +95,11 @@ def rules(out: DemoOut, registry: Registry) -> int:
 
     status = EXIT_OK
     for domain, samples in SAMPLES.items():
-        root = resolve_domain(domain, registry.packs)
+        root, problem = one_pack(domain, registry.packs)
+        if problem is not None and problem.code == "CH009":  # the name is ambiguous
+            emit_diagnostics([problem], DiagFormat.text)
+            status = EXIT_USER
+            continue
         pack, diags = compile_path(root or Path("domains") / domain, registry)
         if pack is None:
             emit_diagnostics(diags, DiagFormat.text)

@@ -6,20 +6,30 @@ PATH``) and exits 1 when there is one; ``--diff`` writes nothing and prints a un
 stdout (names and summary go to stderr then, so that the diff can be piped to ``git apply``).
 A file that does not parse is reported as the loader reports it (CH001-CH004) and makes the
 exit code 1; the other files are formatted all the same. A path that names nothing to format
-is a usage error (2), reported before anything is written.
+is a usage error (2), reported before anything is written, and so is a pack name that two
+different packs answer to (CH009). A pack is named as every command names it
+(``charter.pack.resolve``): ``charter fmt telecom`` formats the pack ``charter validate telecom``
+checks.
 """
 
 from __future__ import annotations
 
 import difflib
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, TextIO
 
 import typer
 
-from charter.diagnostics import SourceCache, render_text, sort_diagnostics
+from charter.diagnostics import (
+    Diagnostic,
+    Location,
+    SourceCache,
+    error,
+    render_text,
+    sort_diagnostics,
+)
 from charter.pack.fmt import Outcome, find_files, format_file
 from charter.pack.loader import display_path
 
@@ -29,9 +39,14 @@ EXIT_OK, EXIT_USER, EXIT_USAGE = 0, 1, 2
 PROG = "charter fmt"
 
 
-def run(paths: list[Path], *, check: bool, diff: bool) -> int:
-    """Format the pack files at or below ``paths`` (the working directory when empty)."""
-    files, nothing = find_files(paths or [Path(".")])
+def run(paths: Sequence[str | Path], *, check: bool, diff: bool) -> int:
+    """Format the pack files of ``paths`` (the working directory when empty): YAML files,
+    packs, directories of packs and pack names, resolved as every command resolves them."""
+    targets, ambiguous = resolve(paths or [Path(".")])
+    if ambiguous:
+        sys.stderr.write(render_text(ambiguous, SourceCache()))
+        return EXIT_USAGE
+    files, nothing = find_files(targets)
     if nothing:
         for path, why in nothing:
             typer.echo(f"{PROG}: {why}: {path}", err=True)
@@ -56,6 +71,39 @@ def run(paths: list[Path], *, check: bool, diff: bool) -> int:
     notes.write(summary(outcomes, dry=dry) + "\n")
     changed = any(o.changed for o in outcomes)
     return EXIT_USER if diagnostics or (check and changed) else EXIT_OK
+
+
+def resolve(arguments: Sequence[str | Path]) -> tuple[list[Path], list[Diagnostic]]:
+    """Each argument as ``find_files`` takes it: a file as given; the pack directories a
+    directory or a pack name stands for (``charter.pack.resolve``, as ``validate`` and ``test``
+    find them). An argument that names nothing is passed on as it is (``find_files`` says
+    why); one that names different packs in different places is CH009."""
+    from charter.pack.resolve import AmbiguousPack, is_name, resolve_packs
+
+    targets: list[Path] = []
+    problems: list[Diagnostic] = []
+    installed: Mapping[str, Path] | None = None
+    for given in arguments:
+        argument = str(given)
+        if Path(argument).is_file():
+            targets.append(Path(argument))
+            continue
+        if installed is None and is_name(argument):
+            installed = _installed()
+        try:
+            packs = resolve_packs(argument, installed)
+        except AmbiguousPack as exc:
+            problems.append(error("CH009", exc.message, Location(exc.argument), exc.hint))
+            continue
+        targets += packs or [Path(argument)]
+    return targets, problems
+
+
+def _installed() -> Mapping[str, Path]:
+    """The packs plugins install (loading the plugins only when a pack is given by name)."""
+    from charter.cli.common import host
+
+    return host().registry.packs
 
 
 def unified_diff(outcome: Outcome) -> str:
@@ -90,8 +138,10 @@ def summary(outcomes: Sequence[Outcome], *, dry: bool) -> str:
 
 def fmt(
     paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Packs, directories of packs, or pack files (default: .)."),
+        list[str] | None,
+        typer.Argument(
+            help="Packs (directories or names), directories of packs, or pack files (default: .)."
+        ),
     ] = None,
     check: Annotated[
         bool,

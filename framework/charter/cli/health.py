@@ -35,13 +35,12 @@ from charter.cli.common import (
     DiagFormat,
     compile_all,
     emit_diagnostics,
+    one_pack,
     open_database,
     runtime_registry,
-    unknown_pack,
 )
 from charter.cli.goals import DEFAULT_URL, ENV_URL
 from charter.cli.learn import configured_url
-from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
     from charter.compile.specs.learn import PatchSet
@@ -137,9 +136,9 @@ def _patches(name: str) -> tuple[str, PatchSet] | None:
     if reg is None:
         emit_diagnostics(diags, DiagFormat.text)
         return None
-    root = resolve_domain(name, reg.packs)
+    root, problem = one_pack(name, reg.packs)
     if root is None:
-        diags.append(unknown_pack(name))
+        diags += filter(None, [problem])
         emit_diagnostics(diags, DiagFormat.text)
         return None
     packs, more = compile_all([root], reg)

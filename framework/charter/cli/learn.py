@@ -35,11 +35,11 @@ from charter.cli.common import (
     DiagFormat,
     compile_all,
     emit_diagnostics,
+    one_pack,
     open_database,
     runtime_registry,
 )
 from charter.pack.loader import display_path
-from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
     from charter.compile.compiled import CompiledPack
@@ -178,10 +178,12 @@ def configured_url() -> str | None:
 
 def _compile(name: str) -> tuple[CompiledPack, Registry, Path] | None:
     reg, diags = runtime_registry()
-    root = None if reg is None else resolve_domain(name, reg.packs)
+    root, problem = (None, None) if reg is None else one_pack(name, reg.packs)
     if reg is None or root is None:
-        if reg is not None:
+        if problem is not None and problem.code == "CH004":
             _fail(f"unknown pack {name!r} (a pack directory or a name under domains/)")
+        elif problem is not None:  # CH009: the name is ambiguous
+            diags.append(problem)
         emit_diagnostics(diags, DiagFormat.text)
         return None
     packs, more = compile_all([root], reg)

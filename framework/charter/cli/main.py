@@ -99,7 +99,11 @@ COMMANDS: tuple[Command, ...] = (
         "charter.cli.health",
         "The Cognitive Health Index: memory, reflection and skill health with their thresholds.",
     ),
-    Command("new", "charter.cli.new", "Scaffold a pack or a plugin distribution."),
+    Command(
+        "new",
+        "charter.cli.new",
+        "Scaffold a pack (with its skills, as one project) or a plugin distribution.",
+    ),
     Command(
         "goals",
         "charter.cli.goals",

@@ -54,15 +54,17 @@ def load_policy(prog: str, domain: str | None) -> tuple[MemoryPolicy | None, boo
         DiagFormat,
         compile_all,
         emit_diagnostics,
+        one_pack,
         runtime_registry,
     )
-    from charter.pack.resolve import resolve_domain
 
     reg, diags = runtime_registry()
-    root = None if reg is None else resolve_domain(domain, reg.packs)
+    root, problem = (None, None) if reg is None else one_pack(domain, reg.packs)
     if reg is None or root is None:
-        if reg is not None:
+        if problem is not None and problem.code == "CH004":
             _fail(prog, f"unknown domain {domain!r} (a pack directory or a name under domains/)")
+        elif problem is not None:  # CH009: the name is ambiguous
+            diags.append(problem)
         emit_diagnostics(diags, DiagFormat.text)
         return None, False
     packs, more = compile_all([root], reg)

@@ -36,12 +36,12 @@ from charter.cli.common import (
     emit_diagnostics,
     find_packs,
     host,
+    one_pack,
     open_database,
     registry,
     requested,
 )
 from charter.cli.goals import ENV_URL, DbOption, database_url
-from charter.pack.resolve import resolve_domain
 
 if TYPE_CHECKING:
     from charter.compile.compiled import CompiledPack
@@ -68,9 +68,12 @@ def _fail(prog: str, message: str) -> int:
 def _packs(prog: str, domain: str | None) -> tuple[list[CompiledPack], Registry | None]:
     reg, diags = registry()
     if domain is not None:
-        root = resolve_domain(domain, reg.packs)
-        if root is None:
+        root, problem = one_pack(domain, reg.packs)
+        if problem is not None and problem.code == "CH004":
             _fail(prog, f"unknown domain {domain!r} (a pack directory or a name under domains/)")
+            return [], None
+        if root is None:  # CH009: the name is ambiguous
+            emit_diagnostics([*diags, *filter(None, [problem])], DiagFormat.text)
             return [], None
         paths = [root]
     else:

@@ -65,7 +65,7 @@ def unwritable(path: Path) -> str | None:
 
 
 def run(
-    paths: Sequence[Path],
+    paths: Sequence[str | Path],
     *,
     threshold: float,
     junit: Path | None,

@@ -21,11 +21,10 @@ from charter.cli.common import (
     DiagFormat,
     compile_all,
     emit_diagnostics,
+    one_pack,
     runtime_registry,
-    unknown_pack,
 )
 from charter.diagnostics import sort_diagnostics
-from charter.pack.resolve import resolve_domain
 
 
 def understand(
@@ -57,9 +56,9 @@ def run(text: str | None, domain: str, *, as_json: bool, bands: bool) -> int:
     if reg is None:
         emit_diagnostics(diags, DiagFormat.text)
         return EXIT_USER
-    root = resolve_domain(domain, reg.packs)
+    root, problem = one_pack(domain, reg.packs, "domain")
     if root is None:
-        emit_diagnostics([*diags, unknown_pack(domain, "domain")], DiagFormat.text)
+        emit_diagnostics([*diags, *filter(None, [problem])], DiagFormat.text)
         return EXIT_USER
     packs, more = compile_all([root], reg)
     diags = sort_diagnostics([*diags, *more])

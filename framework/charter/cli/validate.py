@@ -26,7 +26,7 @@ from charter.diagnostics import Diagnostic, sort_diagnostics
 
 
 def run(
-    paths: Sequence[Path],
+    paths: Sequence[str | Path],
     *,
     strict: bool,
     fmt: DiagFormat,

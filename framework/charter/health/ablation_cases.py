@@ -211,9 +211,13 @@ class _Reader:
         beside = self.path.parent / name
         if (beside / "pack.yaml").is_file():
             return beside
-        from charter.pack.resolve import resolve_domain
+        from charter.pack.resolve import AmbiguousPack, resolve_domain
 
-        root = resolve_domain(name, self.packs)
+        try:
+            root = resolve_domain(name, self.packs)
+        except AmbiguousPack as exc:
+            self.bad("CH009", exc.message, ("pack",), hint=exc.hint)
+            return None
         if root is None:
             message = (
                 f"unknown pack {name!r}: neither a pack directory relative to this file nor "

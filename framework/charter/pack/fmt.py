@@ -323,8 +323,8 @@ def _patches_setting(learning: Path) -> Any:
 
 def find_files(paths: Sequence[Path]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """The files ``charter fmt`` formats for ``paths``: a YAML file as given; a pack's files;
-    the files of every pack below a directory (hidden directories skipped). Also each path
-    that names nothing to format, with the reason."""
+    the files of every pack below a directory (hidden directories and build outputs skipped).
+    Also each path that names nothing to format, with the reason."""
     found: list[Path] = []
     nothing: list[tuple[Path, str]] = []
     for path in paths:
@@ -344,10 +344,7 @@ def find_files(paths: Sequence[Path]) -> tuple[list[Path], list[tuple[Path, str]
 
 
 def _pack_roots(directory: Path) -> Iterable[Path]:
-    if (directory / "pack.yaml").is_file():
-        return [directory]
-    return sorted(
-        p.parent
-        for p in directory.rglob("pack.yaml")
-        if not any(part.startswith(".") for part in p.relative_to(directory).parts)
-    )
+    # the packs a directory stands for wherever a command takes several (charter.pack.resolve)
+    from charter.pack.resolve import packs_below
+
+    return packs_below(directory)

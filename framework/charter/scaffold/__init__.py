@@ -1,4 +1,5 @@
-"""Scaffolds for ``charter new``: a pack, or a plugin distribution that ships its own pack.
+"""Scaffolds for ``charter new``: a pack; a pack with its skills as one project (``charter new
+pack NAME --with-skills``); or a plugin distribution that ships its own pack.
 
 Each file is a ``string.Template`` shipped as package data under ``templates/``, with a ``.tmpl``
 suffix so that neither ruff, mypy, pytest nor ``charter validate`` mistakes a template for the
@@ -33,7 +34,7 @@ NAME_RULE = (
     "and not ending with '-' (e.g. acme or acme-insurance)"
 )
 _DIST_PREFIX = "charter-"
-Kind = Literal["pack", "plugin"]
+Kind = Literal["pack", "plugin", "project"]
 
 # (template under templates/, destination under the scaffold's root; a template itself)
 _PACK_FILES: tuple[tuple[str, str], ...] = (
@@ -49,6 +50,21 @@ _PLUGIN_FILES: tuple[tuple[str, str], ...] = (
     ("plugin/package/pack/pack.yaml.tmpl", "$package/packs/$name/pack.yaml"),
     ("plugin/package/pack/rules.yaml.tmpl", "$package/packs/$name/rules.yaml"),
     ("plugin/tests/test_plugin.py.tmpl", "tests/test_plugin.py"),
+)
+# A pack and the Python of its skills, one folder and one `pip install -e .`: the pack in
+# pack/ (two folders deep, not four), the plugin package beside it, its unit tests in tests/.
+_PROJECT_FILES: tuple[tuple[str, str], ...] = (
+    ("project/pyproject.toml.tmpl", "pyproject.toml"),
+    ("project/README.md.tmpl", "README.md"),
+    ("project/pack/pack.yaml.tmpl", "pack/pack.yaml"),
+    ("pack/rules.yaml.tmpl", "pack/rules.yaml"),
+    ("project/pack/goals.yaml.tmpl", "pack/goals.yaml"),
+    ("project/pack/skill.yaml.tmpl", "pack/skills/$skill.yaml"),
+    ("project/pack/conversation.yaml.tmpl", "pack/tests/conversations/order_status.yaml"),
+    ("project/package/__init__.py.tmpl", "$package/__init__.py"),
+    ("project/package/plugin.py.tmpl", "$package/plugin.py"),
+    ("plugin/package/py.typed.tmpl", "$package/py.typed"),
+    ("project/tests/test_skills.py.tmpl", "tests/test_skills.py"),
 )
 
 
@@ -114,6 +130,13 @@ def pack_scaffold(name: str) -> Scaffold:
     check_name(name)
     values = names(name)
     return Scaffold("pack", name, name, _render(_PACK_FILES, values))
+
+
+def project_scaffold(name: str) -> Scaffold:
+    """A project NAME/: the pack NAME in pack/ with one skill contract (its cases, a goal that
+    calls it, conversations), the skill's Python as a plugin beside it, and its unit tests."""
+    check_name(name)
+    return Scaffold("project", name, name, _render(_PROJECT_FILES, names(name)))
 
 
 def plugin_scaffold(name: str) -> Scaffold:

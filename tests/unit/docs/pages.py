@@ -12,17 +12,40 @@ from pathlib import Path
 _BLOCK = re.compile(r"```(yaml|console|python|text)\n(.*?)```", re.S)
 
 
-def blocks(page: Path) -> list[tuple[str, str]]:
-    """(info, text) of each fenced block of the page."""
-    return [(m[1], m[2]) for m in _BLOCK.finditer(page.read_text(encoding="utf-8"))]
+def blocks(page: Path, section: str | None = None) -> list[tuple[str, str]]:
+    """(info, text) of each fenced block of the page, or of its section whose heading starts
+    with ``section`` (``"## 4."``: up to the next heading of that level or above)."""
+    text = page.read_text(encoding="utf-8")
+    if section is not None:
+        text = section_text(text, section)
+    return [(m[1], m[2]) for m in _BLOCK.finditer(text)]
 
 
-def steps(page: Path, pack: str) -> list[tuple[str, str, str]]:
-    """("file", path, text) and ("run", command, expected output), in the page's order; files
-    are those whose first line is ``# <pack>/...yaml``."""
+def section_text(text: str, heading: str) -> str:
+    """The section of a Markdown text whose heading line starts with ``heading``, up to the
+    next heading of its level or above (lines inside fenced blocks are no headings)."""
+    level = len(heading.split(" ")[0])
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    fenced = False
+    for line in lines:
+        if line.startswith("```"):
+            fenced = not fenced
+        is_heading = not fenced and re.match(r"#+ ", line) is not None
+        if out and is_heading and len(line.split(" ")[0]) <= level:
+            break
+        if out or (is_heading and line.startswith(heading)):
+            out.append(line)
+    assert out, f"no section {heading!r}"
+    return "".join(out)
+
+
+def steps(page: Path, pack: str, section: str | None = None) -> list[tuple[str, str, str]]:
+    """("file", path, text) and ("run", command, expected output), in the page's order (or
+    its ``section``'s); files are those whose first line is ``# <pack>/...yaml``."""
     named_file = re.compile(rf"# ({re.escape(pack)}/\S+\.yaml)\n")
     out: list[tuple[str, str, str]] = []
-    for info, text in blocks(page):
+    for info, text in blocks(page, section):
         named = named_file.match(text)
         if info == "yaml" and named is not None:
             out.append(("file", named[1], text))

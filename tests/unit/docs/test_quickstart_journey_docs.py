@@ -14,7 +14,7 @@ DOC = Path(__file__).resolve().parents[3] / "docs" / "quickstart.md"
 
 
 def steps() -> list[tuple[str, str, str]]:
-    return pages.steps(DOC, "bank")
+    return pages.steps(DOC, "bank", "## 4.")
 
 
 def test_the_journey_has_files_and_transcripts() -> None:

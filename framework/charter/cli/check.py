@@ -103,14 +103,7 @@ def faq_for(pack: CompiledPack, input: str) -> dict[str, Any] | None:
     faq = pack.skills.faq if pack.skills is not None else None
     if faq is None or not input.strip():
         return None
-    return {
-        "min_score": faq.min_score,
-        "direct_score": faq.direct_score,
-        "candidates": [
-            {"id": m.entry.id, "question": m.entry.question, "score": round(m.score, 3)}
-            for m in faq.lookup(input, k=FAQ_SHOWN, min_score=0.0)
-        ],
-    }
+    return faq.candidates(input, k=FAQ_SHOWN)
 
 
 def render_faq(found: Mapping[str, Any]) -> str:

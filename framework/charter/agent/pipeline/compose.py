@@ -34,13 +34,4 @@ def run(crew: Crew, turn: Turn) -> None:
 def faq_candidates(crew: Crew, text: str) -> dict[str, Any] | None:
     """The FAQ's best entries for ``text`` whatever their score, and its two thresholds."""
     faq = crew.parts.composer.faq
-    if faq is None:
-        return None
-    return {
-        "min_score": faq.min_score,
-        "direct_score": faq.direct_score,
-        "candidates": [
-            {"id": m.entry.id, "question": m.entry.question, "score": round(m.score, 3)}
-            for m in faq.lookup(text, k=CANDIDATES, min_score=0.0)
-        ],
-    }
+    return faq.candidates(text, k=CANDIDATES) if faq is not None else None

@@ -207,3 +207,16 @@ class FaqIndex:
                 break
             out.append(FaqMatch(self.entries[int(built.entry_of_group[group])], score))
         return out
+
+    def candidates(self, query: str, k: int = 3) -> dict[str, Any]:
+        """The best ``k`` entries for ``query`` whatever their score, with the two thresholds
+        they are held to: what ``charter chat --trace``, ``charter trace`` and ``charter check
+        --explain`` show, so that ``min_score`` and ``direct_score`` can be tuned."""
+        return {
+            "min_score": self.min_score,
+            "direct_score": self.direct_score,
+            "candidates": [
+                {"id": m.entry.id, "question": m.entry.question, "score": round(m.score, 3)}
+                for m in self.lookup(query, k=k, min_score=0.0)
+            ],
+        }

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from charter.compile.response_spec import MODEL
+from charter.text.display import shown
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -241,25 +242,25 @@ class PlainOut:
         if not line:
             return None
         line = line.rstrip("\r\n")
-        self._out.write(f"> {line}\n")
+        self._out.write(f"> {shown(line)}\n")
         return line
 
     def say(self, text: str) -> None:
-        self._out.write(text + "\n")
+        self._out.write(shown(text) + "\n")
 
     def block(self, text: str) -> None:
-        self._out.write(text)
+        self._out.write(shown(text))
 
     def rows(self, rows: Sequence[Row]) -> None:
-        self._out.write(plain_rows(rows))
+        self._out.write(shown(plain_rows(rows)))
 
     def reply(self, reply: Reply, rows: Sequence[Row]) -> None:
-        self._out.write(f"[{reply.verdict}] {reply.text}\n" + plain_rows(rows))
+        self._out.write(shown(f"[{reply.verdict}] {reply.text}\n" + plain_rows(rows)))
         self._out.flush()
 
     def error(self, text: str) -> None:
         self._out.flush()
-        sys.stderr.write(text + "\n")
+        sys.stderr.write(shown(text) + "\n")
 
     def busy(self, text: str) -> contextlib.AbstractContextManager[None]:
         return contextlib.nullcontext()
@@ -282,10 +283,10 @@ class RichOut:
             return None
 
     def say(self, text: str) -> None:
-        self.console.print(text, style="dim", markup=False)
+        self.console.print(shown(text), style="dim", markup=False)
 
     def block(self, text: str) -> None:
-        self.console.print(text, markup=False, end="", soft_wrap=True)
+        self.console.print(shown(text), markup=False, end="", soft_wrap=True)
 
     def rows(self, rows: Sequence[Row]) -> None:
         self.console.print(_grid(rows))
@@ -295,12 +296,12 @@ class RichOut:
         from rich.text import Text
 
         tag = Text(f" {reply.verdict} ", style=VERDICT_STYLES.get(reply.verdict, "reverse"))
-        self.console.print(Text.assemble(tag, " ", reply.text))
+        self.console.print(Text.assemble(tag, " ", shown(reply.text)))
         if rows:
             self.console.print(Padding(_grid(rows), (0, 0, 0, 2)))
 
     def error(self, text: str) -> None:
-        self.errors.print(text, style="bold red", markup=False)
+        self.errors.print(shown(text), style="bold red", markup=False)
 
     @contextlib.contextmanager
     def busy(self, text: str) -> Iterator[None]:
@@ -316,5 +317,5 @@ def _grid(rows: Sequence[Row]) -> Table:
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
     for row in rows:
-        grid.add_row(Text(row.label), Text("\n".join(row.lines)))
+        grid.add_row(Text(shown(row.label)), Text(shown("\n".join(row.lines))))
     return grid

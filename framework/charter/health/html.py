@@ -27,6 +27,7 @@ from charter.health.report import (
     Metric,
     percent,
 )
+from charter.text.display import shown
 
 COLOURS = {
     "cross_session_rate": "#2f6fb0",
@@ -77,7 +78,7 @@ footer { margin-top: 32px; color: #7b8794; font-size: 0.85em; }
 
 
 def _a(value: object) -> str:
-    return escape(str(value), quote=True)
+    return escape(shown(str(value)), quote=True)
 
 
 def _x(value: Fraction | float) -> float:

@@ -22,6 +22,7 @@ from datetime import datetime
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
+from charter.text.display import shown, shown_json
 from charter.traces.model import iso
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ class HealthReport:
 
 
 def render_json(report: HealthReport) -> str:
-    return json.dumps(report.as_dict(), ensure_ascii=False, indent=2) + "\n"
+    return shown_json(json.dumps(report.as_dict(), ensure_ascii=False, indent=2)) + "\n"
 
 
 def text_console(tty: bool) -> tuple[io.StringIO, Console]:
@@ -328,12 +329,12 @@ def render_table(report: HealthReport, *, tty: bool = False) -> str:
                 f"{m.numerator}/{m.denominator}",
                 m.definition.threshold.text,
                 Text(m.mark, style=styles[m.mark]),
-                Text(m.note),
+                Text(shown(m.note)),
             )
         if dim != DIMENSIONS[-1][0]:
             table.add_section()
     marks = report.marks
-    console.print(Text(f"Cognitive health · {report.scope()}"))
+    console.print(Text(shown(f"Cognitive health · {report.scope()}")))
     console.print()
     console.print(table)
     console.print()

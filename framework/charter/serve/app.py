@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import sqlalchemy as sa
-from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -38,7 +38,10 @@ from charter.serve.auth import Tenants, scoped, tenant_problems
 from charter.serve.body import parse_turn
 from charter.serve.errors import ApiError, ErrorBody, install
 from charter.serve.faults import RETRY_AFTER_S, database_error, database_failure, read_retried
-from charter.serve.ids import MAX_ID, USER_ID_RULE, check_id, check_user_id
+from charter.serve.ids import (
+    check_id,
+    check_user_id,
+)
 from charter.serve.jobs import Background, agent_jobs
 from charter.serve.middleware import BODY_TIMEOUT_S, AccessLog, BodyLimit
 from charter.serve.models import (
@@ -53,6 +56,7 @@ from charter.serve.models import (
     TurnReply,
     TurnRequest,
 )
+from charter.serve.params import SessionFilter, TraceId, UserFilter, UserId, known_query
 from charter.store.migrations import SchemaError
 
 log = logging.getLogger("charter.serve")
@@ -111,17 +115,6 @@ async def _tenant(
 
 
 Tenant = Annotated[str, Depends(_tenant)]
-UserId = Annotated[
-    str,
-    Path(
-        min_length=1,
-        max_length=MAX_ID,
-        description=f"The user, within the caller's tenant: {USER_ID_RULE}.",
-    ),
-]
-SessionFilter = Annotated[
-    str | None, Query(min_length=1, max_length=MAX_ID, description="Only this session.")
-]
 
 
 def _errors(*statuses: int) -> dict[int | str, dict[str, Any]]:
@@ -192,6 +185,7 @@ def create_app(
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
+        dependencies=[Depends(known_query)],
     )
     app.state.service = service
     install(app)
@@ -310,7 +304,7 @@ def _routes(app: FastAPI, service: Service) -> None:
     def trace(
         request: Request,
         tenant: Tenant,
-        trace_id: Annotated[str, Path(min_length=1, max_length=MAX_ID)],
+        trace_id: TraceId,
     ) -> JSONResponse:
         check_id("trace_id", trace_id)
         store = service.ready().parts.traces
@@ -331,7 +325,7 @@ def _routes(app: FastAPI, service: Service) -> None:
     def traces(
         request: Request,
         tenant: Tenant,
-        user_id: Annotated[str | None, Query(min_length=1, max_length=MAX_ID)] = None,
+        user_id: UserFilter = None,
         session_id: SessionFilter = None,
         limit: Annotated[int, Query(ge=1, le=100)] = 20,
     ) -> JSONResponse:

@@ -17,6 +17,8 @@ import traceback
 from collections.abc import Mapping
 from typing import Any
 
+from charter.text.display import shown_json
+
 FIELDS = (
     "method",
     "path",
@@ -67,7 +69,8 @@ class JsonFormatter(logging.Formatter):
         if record.exc_info and record.exc_info[0] is not None:
             out.setdefault("error", record.exc_info[0].__name__)
             out["frames"] = traceback.format_tb(record.exc_info[2])
-        return json.dumps(out, ensure_ascii=False, default=str)
+        # a user id or a path may hold C1 controls or direction overrides: escaped, still JSON
+        return shown_json(json.dumps(out, ensure_ascii=False, default=str))
 
 
 def logging_config(level: str = "info") -> dict[str, Any]:

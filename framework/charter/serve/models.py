@@ -7,15 +7,29 @@ not silently dropped.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from charter.serve.ids import MAX_ID, USER_ID_RULE, id_problem, text_problem, user_id_problem
+from charter.serve.ids import (
+    ID_PATTERN,
+    MAX_ID,
+    MAX_TEXT,
+    ROLE_PATTERN,
+    TEXT_PATTERN,
+    USER_ID_PATTERN,
+    USER_ID_RULE,
+    id_problem,
+    role_problem,
+    text_problem,
+    user_id_problem,
+)
 
-MAX_TEXT = 4000  # characters of one user message
-_ROLE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
+
+def _pattern(pattern: str) -> dict[str, Any]:
+    # published, not given to pydantic: its regex engine reads no lookahead, and the
+    # validators below use the same pattern with the messages a client can act on
+    return {"pattern": pattern}
 
 
 class TurnRequest(BaseModel):
@@ -27,14 +41,34 @@ class TurnRequest(BaseModel):
         min_length=1,
         max_length=MAX_ID,
         description=f"The user, within the caller's tenant: {USER_ID_RULE}.",
+        json_schema_extra=_pattern(USER_ID_PATTERN),
     )
-    session_id: str = Field(min_length=1, max_length=MAX_ID, description="The conversation.")
-    text: str = Field(min_length=1, max_length=MAX_TEXT, description="What the user wrote.")
+    session_id: str = Field(
+        min_length=1,
+        max_length=MAX_ID,
+        description="The conversation: 1 to 128 characters, without control or invisible "
+        "characters.",
+        json_schema_extra=_pattern(ID_PATTERN),
+    )
+    text: str = Field(
+        min_length=1,
+        max_length=MAX_TEXT,
+        description="What the user wrote: at least one visible character, and no control "
+        "character but newline and tab.",
+        json_schema_extra=_pattern(TEXT_PATTERN),
+    )
     role: str = Field(
-        default="agent", description="The role memories are read with (the pack's visibility)."
+        default="agent",
+        description="The role memories are read with (the pack's visibility); not admin or "
+        "user, which only the memory endpoints use.",
+        json_schema_extra=_pattern(ROLE_PATTERN),
     )
     consent: str | None = Field(
-        default=None, max_length=MAX_ID, description="The consent version the user gave."
+        default=None,
+        min_length=1,
+        max_length=MAX_ID,
+        description="The consent version the user gave.",
+        json_schema_extra=_pattern(ID_PATTERN),
     )
 
     @field_validator("user_id")
@@ -56,8 +90,6 @@ class TurnRequest(BaseModel):
     @field_validator("text")
     @classmethod
     def _storable(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must not be blank")
         problem = text_problem(value)
         if problem is not None:
             raise ValueError(problem)
@@ -66,12 +98,9 @@ class TurnRequest(BaseModel):
     @field_validator("role")
     @classmethod
     def _a_role(cls, value: str) -> str:
-        if not _ROLE.fullmatch(value):
-            raise ValueError("must be a role name such as 'agent' (a-z, 0-9, _ and -)")
-        if value in ("admin", "user"):
-            # the privileged memory roles (export, forget) are the endpoints' to use, not a
-            # turn's: a client cannot talk its way into them
-            raise ValueError(f"role '{value}' is not allowed on a turn")
+        problem = role_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 

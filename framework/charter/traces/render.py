@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.cells import cell_len, get_character_cell_size
 
+from charter.text.display import shown, shown_json
 from charter.traces.model import Trace, TraceStep, iso
 
 WIDTH = 100  # cells per line for step inputs and outputs
@@ -52,7 +53,8 @@ def _row(label: str, text: str) -> str:
 
 def _block(label: str, text: str) -> list[str]:
     """A field whose text may have several lines: the later ones under the first."""
-    first, *rest = text.splitlines() or [""]
+    # lines are cut at newlines only: a CR, U+2028 or U+0085 in a value is shown escaped
+    first, *rest = text.split("\n") if text else [""]
     return [_row(label, first)] + [_row("", line) for line in rest]
 
 
@@ -90,11 +92,12 @@ def render_trace(trace: Trace) -> str:
     lines += _block("reply", trace.reply or '""')
     for number, step in enumerate(trace.steps, start=1):
         lines += ["", *render_step(number, step)]
-    return "\n".join(lines) + "\n"
+    # what a user or a model wrote reaches the operator's terminal escaped (ESC, CSI, CR...)
+    return shown("\n".join(lines)) + "\n"
 
 
 def render_json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    return shown_json(json.dumps(data, ensure_ascii=False, indent=2)) + "\n"
 
 
 def render_trace_json(trace: Trace) -> str:
@@ -107,7 +110,7 @@ def _second(trace: Trace) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("\n", "\\n") or "-"
+    return shown(text.replace("\n", "\\n")) or "-"
 
 
 def render_list(traces: Sequence[Trace]) -> str:

@@ -122,3 +122,11 @@ def test_logging_config_is_valid() -> None:
     config = logging_config("warning")
     assert config["loggers"]["charter"]["level"] == "WARNING"
     logging.config.dictConfig({**config, "loggers": {}})  # the formatter and handler resolve
+
+
+def test_a_log_line_holds_no_raw_control_or_direction_character() -> None:
+    record = logging.LogRecord("charter.serve", logging.INFO, __file__, 1, "turn", (), None)
+    record.path = "/v1/users/a\x9b2J\u202e/memory"
+    line = JsonFormatter().format(record)
+    assert "/v1/users/a\\u009b2J\\u202e/memory" in line
+    assert json.loads(line)["path"] == "/v1/users/a\x9b2J\u202e/memory"

@@ -141,7 +141,20 @@ def test_malformed_json_is_400(client: TestClient, body: bytes, message: str) ->
         ({**OK, "text": " \n "}, "text: must not be blank"),
         ({**OK, "user_id": 7}, "user_id: Input should be a valid string"),
         ({**OK, "user_id": "u" * 129}, "user_id: String should have at most 128 characters"),
-        ({**OK, "user_id": "u\n1"}, "user_id: must not contain control characters"),
+        (
+            {**OK, "user_id": "u\n1"},
+            "user_id: must not contain control characters (U+000A at character 2)",
+        ),
+        (
+            {**OK, "user_id": "admin\u202e"},
+            "user_id: must not contain invisible characters (U+202E at character 6)",
+        ),
+        (
+            {**OK, "text": "\x1b]0;owned\x07你好"},
+            "text: must not contain control characters other than newline and tab"
+            " (U+001B at character 1)",
+        ),
+        ({**OK, "consent": ""}, "consent: String should have at least 1 character"),
         ({**OK, "session_id": ""}, "session_id: String should have at least 1 character"),
         (
             {**OK, "role": "Admin!"},
@@ -149,7 +162,10 @@ def test_malformed_json_is_400(client: TestClient, body: bytes, message: str) ->
         ),
         ({**OK, "role": "admin"}, "role: role 'admin' is not allowed on a turn"),
         ({**OK, "role": "user"}, "role: role 'user' is not allowed on a turn"),
-        ({**OK, "consent": "v\x001"}, "consent: must not contain control characters"),
+        (
+            {**OK, "consent": "v\x001"},
+            "consent: must not contain control characters (U+0000 at character 2)",
+        ),
         ({**OK, "tenant": "globex"}, "tenant: Extra inputs are not permitted"),
     ],
 )
@@ -169,7 +185,20 @@ def test_exactly_4000_characters_is_accepted(client: TestClient) -> None:
             "/v1/users/" + "u" * 129 + "/memory",
             "user_id: String should have at most 128 characters",
         ),
-        ("/v1/users/u%01/memory", "user_id: must not contain control characters"),
+        (
+            "/v1/users/u%01/memory",
+            "user_id: must not contain control characters (U+0001 at character 2)",
+        ),
+        (
+            "/v1/users/u%E2%80%A8/memory",
+            "user_id: must not contain invisible characters (U+2028 at character 2)",
+        ),
+        (
+            "/v1/traces?sesion_id=s1",
+            "unknown query parameter 'sesion_id' (did you mean 'session_id'?)",
+        ),
+        ("/v1/health?verbose=1", "unknown query parameter 'verbose' (it takes no query parameter)"),
+        ("/v1/traces/t1?x=1", "unknown query parameter 'x' (it takes no query parameter)"),
         ("/v1/traces?limit=0", "limit: Input should be greater than or equal to 1"),
         (
             "/v1/traces?limit=many",

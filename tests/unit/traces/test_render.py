@@ -7,7 +7,15 @@ import pytest
 from rich.cells import cell_len
 
 from charter.traces.model import TraceStep
-from charter.traces.render import WIDTH, duration, fit, render_list, render_trace, value_text
+from charter.traces.render import (
+    WIDTH,
+    duration,
+    fit,
+    render_json,
+    render_list,
+    render_trace,
+    value_text,
+)
 from tests.support.traces import RECALL, T0, trace
 
 GENERATE = TraceStep(
@@ -156,3 +164,20 @@ def test_the_list_table() -> None:
         ),
     ]
     assert render_list(traces) == LIST
+
+
+HOSTILE = "\x1b]0;root@prod\x07\x1b[2J好的\r已转账\x9b31m\u202egnp.exe"
+
+
+def test_what_a_client_wrote_reaches_the_terminal_escaped() -> None:
+    step = TraceStep("understand", 1.0, 0.0, {"text": HOSTILE}, {"intent": None})
+    shown = render_trace(trace("tr-4", steps=(step,), reply=HOSTILE, user="u\x1b[31m"))
+    assert "  user      u\\x1b[31m\n" in shown
+    assert (
+        "  reply     \\x1b]0;root@prod\\x07\\x1b[2J好的\\r已转账\\x9b31m\\u202egnp.exe\n" in shown
+    )
+    assert "  in        text: \\x1b]0;root@prod\\x07" in shown
+    listed = render_list([trace("tr-4", user="u\x1b[31m")])
+    assert "  u\\x1b[31m  " in listed.splitlines()[1]
+    for out in (shown, listed, render_json({"reply": HOSTILE})):
+        assert not any(ch in out for ch in "\x1b\x07\r\x9b\u202e"), out

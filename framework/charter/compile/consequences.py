@@ -9,7 +9,7 @@ call of it, with no responses.yaml the built-in templates stand in and may fail 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from charter.diagnostics import Diagnostic, fold
 
@@ -58,8 +58,13 @@ def fold_unparsed(
         codes = FILE_REACH.get(kind, frozenset())
         if root is None or not codes:
             continue
-        out = fold(out, root, lambda d, c=codes, p=path: d.code in c and d.location.path != p)
+        out = fold(out, root, _elsewhere(codes, path))
     return out
+
+
+def _elsewhere(codes: frozenset[str], path: str) -> Callable[[Diagnostic], bool]:
+    """A diagnostic of one of ``codes`` outside the file at ``path``."""
+    return lambda d: d.code in codes and d.location.path != path
 
 
 def fold_failed_plugins(diagnostics: Sequence[Diagnostic]) -> list[Diagnostic]:

@@ -80,6 +80,8 @@ def syntax_error(exc: yaml.YAMLError, src: _Source) -> Diagnostic:
         hint = template.format(*match.groups(), at=at) if match else ""
         if problem == "could not find expected ':'" and cmark:
             where = src.loc(cmark.index)  # the line with the key, not the line after it
+        if context.startswith("while scanning a quoted scalar") and cmark:
+            where = src.loc(cmark.index)  # the quote never closed, not the end of the file
         if problem.startswith("expected <block end>, but found '<scalar>'") and mark:
             hint = _text_after_value(src, mark.index) or hint
         if problem.startswith("expected <block end>") and mark and cmark:

@@ -28,6 +28,13 @@ def validate(
     all_installed: Annotated[
         bool, typer.Option("--all-installed", help="Also validate every pack plugins install.")
     ] = False,
+    all_consequences: Annotated[
+        bool,
+        typer.Option(
+            "--all-consequences",
+            help="Also list the problems that only follow from another (folded under it).",
+        ),
+    ] = False,
 ) -> None:
     """Load, schema-check and compile packs. Silent on success."""
     from charter.cli import validate as validate_cmd
@@ -40,6 +47,7 @@ def validate(
             max_errors=max_errors,
             use_cache=cache,
             all_installed=all_installed,
+            all_consequences=all_consequences,
         )
     )
 
@@ -119,6 +127,13 @@ def test(
             help="Fail when an intent's precision on tests/intents.yaml is below N percent.",
         ),
     ] = 0.0,
+    all_consequences: Annotated[
+        bool,
+        typer.Option(
+            "--all-consequences",
+            help="Also list the problems that only follow from another (folded under it).",
+        ),
+    ] = False,
 ) -> None:
     """Run the packs' test cases and report rule coverage."""
     from charter.cli import test as test_cmd
@@ -135,6 +150,7 @@ def test(
             keyword=keyword,
             min_recall=min_recall,
             min_precision=min_precision,
+            all_consequences=all_consequences,
         )
     )
 

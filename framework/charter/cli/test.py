@@ -34,9 +34,10 @@ from charter.cli.common import (
 from charter.cli.select import SelectError, case_keywords, compile_selection
 from charter.cli.test_report import Run, json_report, text_report, threshold_problem
 from charter.compile.compiled import CompiledPack
+from charter.compile.consequences import fold_failed_plugins
 from charter.compile.specs.phrases import IntentTable
 from charter.contracts.registry import Registry
-from charter.diagnostics import SourceCache, error, render_text, sort_diagnostics
+from charter.diagnostics import SourceCache, error, render_text, sort_diagnostics, unfold
 from charter.goals.planner import Planner, plan_case
 from charter.reflect.engine import Engine
 from charter.reflect.testing import CaseResult, Select, junit_xml, run_pack
@@ -76,6 +77,7 @@ def run(
     keyword: str | None = None,
     min_recall: float = 0.0,
     min_precision: float = 0.0,
+    all_consequences: bool = False,
 ) -> int:
     if junit is not None and (why := unwritable(junit)) is not None:
         typer.echo(f"charter test: --junit-xml {junit}: {why}", err=True)
@@ -93,7 +95,8 @@ def run(
     # the packs that compile are tested even when another does not: one broken pack in a
     # repository must not hide the results of the others
     packs, more = compile_all(found, reg)
-    run = Run(diagnostics=sort_diagnostics([*diags, *more]))
+    diags = fold_failed_plugins([*diags, *more])
+    run = Run(diagnostics=sort_diagnostics(unfold(diags) if all_consequences else diags))
     for pack in packs:
         _test_pack(pack, reg, run, select, (min_recall, min_precision))
     if junit is not None:

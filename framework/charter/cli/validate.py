@@ -21,8 +21,9 @@ from charter.cli.common import (
     same_names,
 )
 from charter.compile.api import compile_path
+from charter.compile.consequences import fold_failed_plugins
 from charter.contracts.registry import Registry
-from charter.diagnostics import Diagnostic, sort_diagnostics
+from charter.diagnostics import Diagnostic, count, sort_diagnostics, unfold
 
 
 def run(
@@ -33,12 +34,15 @@ def run(
     max_errors: int,
     use_cache: bool,
     all_installed: bool = False,
+    all_consequences: bool = False,
 ) -> int:
     reg, diags = registry()
     packs, more = find_packs(requested(paths, reg, all_installed), reg.packs)
     diags += more
     compiled, more = compile_each(packs, reg, use_cache=use_cache)
-    diags += more
+    diags = fold_failed_plugins(diags + more)
+    if all_consequences:
+        diags = unfold(diags)
     failed = any(d.is_error or strict for d in diags)
     if diags or fmt in (DiagFormat.json, DiagFormat.sarif):
         emit_diagnostics(diags, fmt, max_errors)
@@ -97,7 +101,8 @@ def _compile_one(path: Path) -> tuple[_Compiled | None, list[Diagnostic]]:
 def summary(diags: Sequence[Diagnostic], checked: int, broken: int, strict: bool) -> str:
     """The line after the problems, as ruff and mypy end theirs: how many, and of how many
     packs, so a long scroll of diagnostics ends with its count. A problem reached twice (two
-    packs sharing a file) is printed once, and counted once."""
+    packs sharing a file) is printed once, and counted once; what is folded under a problem
+    is counted apart."""
     diags = sort_diagnostics(diags)
     errors = sum(1 for d in diags if d.is_error)
     warnings = len(diags) - errors
@@ -106,6 +111,8 @@ def summary(diags: Sequence[Diagnostic], checked: int, broken: int, strict: bool
         parts.append(_count(errors, "error"))
     if warnings:
         parts.append(_count(warnings, "warning") + (" (errors under --strict)" if strict else ""))
+    if folded := count(diags):
+        parts.append(f"{_count(folded, 'consequence')} not shown")
     line = f"{', '.join(parts)}; {_count(checked, 'pack')} checked"
     if broken:
         line += f", {broken} did not compile"

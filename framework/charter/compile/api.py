@@ -7,6 +7,7 @@ from pathlib import Path
 
 from charter.compile.cache import PackCache, default_cache_dir
 from charter.compile.compiled import CompiledPack
+from charter.compile.consequences import fold_unparsed
 from charter.compile.stages import STAGES, Parsed, Pipeline
 from charter.contracts.registry import Registry
 from charter.diagnostics import Diagnostic, Location
@@ -75,11 +76,16 @@ def compile_path(
         return hit
     # packs that plugins install are addressable by name in `extends:`
     named = {**registry.packs, **(named_packs or {})}
-    source, diagnostics = load_pack(root, installed_plugins=registry.plugins, named_packs=named)
+    source, diagnostics = load_pack(
+        root,
+        installed_plugins=registry.plugins,
+        named_packs=named,
+        unloaded_plugins=registry.unloaded,
+    )
     if source is None:
         return None, diagnostics
     pack, more = compile_pack(source, registry, vectors_dir=directory)
-    diagnostics = diagnostics + more
+    diagnostics = fold_unparsed(source.unparsed, diagnostics + more)
     if pack is not None and any(d.is_error for d in diagnostics):
         pack = None
     if pack is not None and cache is not None:

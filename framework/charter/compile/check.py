@@ -372,8 +372,10 @@ def check_expr(
     try:
         node = parse_expr(text)
     except DSLSyntaxError as exc:
-        loc = locate((exc.start, exc.end))
-        diagnostics.append(error(exc.code, f"{exc.kind} in {what}: {exc.message}", loc, exc.hint))
+        diagnostics += [
+            error(e.code, f"{e.kind} in {what}: {e.message}", locate((e.start, e.end)), e.hint)
+            for e in exc.every()
+        ]
         return None
     checker = Checker(registry, constants, locate, subjects)
     checker.expr(node)

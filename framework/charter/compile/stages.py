@@ -87,14 +87,15 @@ class Pipeline:
             return fn(text)
         except DSLSyntaxError as exc:
             where = "on_fail action" if key == "on_fail" else f"'{key}' expression"
-            self.diagnostics.append(
+            self.diagnostics += [
                 error(
-                    exc.code,
-                    f"{exc.kind} in the {where} of rule '{rule.id}': {exc.message}",
-                    rule.at.text_loc(key, exc.start, exc.end),
-                    exc.hint,
+                    e.code,
+                    f"{e.kind} in the {where} of rule '{rule.id}': {e.message}",
+                    rule.at.text_loc(key, e.start, e.end),
+                    e.hint,
                 )
-            )
+                for e in exc.every()
+            ]
             return None
 
     # -- stages 2 and 3 -----------------------------------------------------------------------

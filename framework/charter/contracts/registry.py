@@ -28,6 +28,9 @@ class Registry:
     pii_recognizers: Mapping[str, PiiRecognizer] = field(default_factory=dict)
     # plugin name -> distribution version, for `requires.plugins` and the compile cache key
     plugins: Mapping[str, str] = field(default_factory=dict)
+    # the same of the plugins installed that did not load (failed to import, or disabled): a
+    # pack requiring one is not told to install it
+    unloaded: Mapping[str, str] = field(default_factory=dict)
 
     def fingerprint(self) -> str:
         """Changes whenever what is registered changes, so cached compilations go stale."""

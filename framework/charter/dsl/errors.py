@@ -25,6 +25,12 @@ class DSLSyntaxError(Exception):
         self.end = end if end is not None else start + 1
         self.hint = hint
         self.code = code  # CH100, or CH113-CH116 for an expression beyond the limits
+        # the errors of later clauses of the same expression (charter.dsl.recover)
+        self.more: tuple[DSLSyntaxError, ...] = ()
+
+    def every(self) -> tuple[DSLSyntaxError, ...]:
+        """This error and those of the later clauses, in order."""
+        return (self, *self.more)
 
     @property
     def kind(self) -> str:

@@ -15,6 +15,7 @@ from charter.dsl import ast as A
 from charter.dsl import tables
 from charter.dsl.errors import DSLSyntaxError, syntax_error, too_deep
 from charter.dsl.limits import over_limits
+from charter.dsl.recover import later_errors
 from charter.dsl.transform import ToAST
 
 __all__ = ["DSLSyntaxError", "parse_action", "parse_expr"]
@@ -37,7 +38,10 @@ def _parse(text: str, start: str) -> Any:
     try:
         tree = _parser().parse(text, start=start)
     except lark.exceptions.UnexpectedInput as exc:
-        raise syntax_error(text, exc) from None
+        first = syntax_error(text, exc)
+        if start == "start":
+            first.more = tuple(later_errors(text, first, _clause))
+        raise first from None
     except RecursionError:
         raise too_deep(text) from None
     try:
@@ -48,6 +52,16 @@ def _parse(text: str, start: str) -> Any:
         if isinstance(exc.orig_exc, RecursionError):
             raise too_deep(text) from None
         raise
+    except RecursionError:
+        raise too_deep(text) from None
+
+
+def _clause(text: str) -> None:
+    """Parse ``text`` as an expression, only for its syntax errors."""
+    try:
+        _parser().parse(text, start="start")
+    except lark.exceptions.UnexpectedInput as exc:
+        raise syntax_error(text, exc) from None
     except RecursionError:
         raise too_deep(text) from None
 

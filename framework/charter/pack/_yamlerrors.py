@@ -80,9 +80,53 @@ def syntax_error(exc: yaml.YAMLError, src: _Source) -> Diagnostic:
         hint = template.format(*match.groups(), at=at) if match else ""
         if problem == "could not find expected ':'" and cmark:
             where = src.loc(cmark.index)  # the line with the key, not the line after it
+        if context.startswith("while scanning a quoted scalar") and cmark:
+            where = src.loc(cmark.index)  # the quote never closed, not the end of the file
         if problem.startswith("expected <block end>, but found '<scalar>'") and mark:
             hint = _text_after_value(src, mark.index) or hint
+        if problem.startswith("expected <block end>") and mark and cmark:
+            cut = _cut_short(src, cmark.index, mark.index)
+            if cut is not None:
+                return cut
     return error("CH001", message.strip() or "invalid YAML", where, hint)
+
+
+def _indents(src: _Source, first: int, last: int) -> list[tuple[int, int]]:
+    """(line, indentation) of the lines ``first`` to ``last`` (1-based) that hold a value."""
+    out = []
+    for n in range(first, last + 1):
+        end = src.starts[n] if n < len(src.starts) else len(src.text)
+        text = src.text[src.starts[n - 1] : end]
+        body = text.lstrip(" ")
+        if body.strip() and not body.startswith("#"):
+            out.append((n, len(text) - len(body)))
+    return out
+
+
+def _cut_short(src: _Source, block: int, found: int) -> Diagnostic | None:
+    """The line that ended a block too early, when the line PyYAML stops at fits the block.
+
+    PyYAML reports where it noticed (``expected <block end>``: a line indented as no open
+    block is), which after a key moved left is many lines below the mistake: the key ends its
+    block, its own children follow, and only the next line at the block's old indentation
+    breaks. That line lines up with the lines before the moved key, so the moved key is the
+    line to change: the last line above it indented less, when a line above that one has the
+    indentation the parser found wrong."""
+    line, col = src.pos(found)
+    lines = _indents(src, src.pos(block)[0], line - 1)
+    cut = next(((n, i) for n, i in reversed(lines) if i < col - 1), None)
+    if cut is None:
+        return None
+    if not any(n < cut[0] and i == col - 1 for n, i in lines):
+        return None
+    start = src.starts[cut[0] - 1] + cut[1]
+    return error(
+        "CH001",
+        f"this line ends the block above it, but line {line} is indented to continue it",
+        src.loc(start),
+        f"indent this line to column {col} (YAML noticed the problem at line {line}, column "
+        f"{col}); or, if this line is right, line {line} and the lines after it like it",
+    )
 
 
 # The start of a line up to its value.

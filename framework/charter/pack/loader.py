@@ -43,11 +43,15 @@ class Loader:
 
     installed_plugins: Mapping[str, str] = field(default_factory=dict)
     named_packs: Mapping[str, Path] = field(default_factory=dict)
+    # installed, but failed to import or disabled: the plugin's own CH200 says why
+    unloaded_plugins: Mapping[str, str] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _done: dict[Path, _Loaded | None] = field(default_factory=dict)
     # each extends being followed, where it is written; and those that close a cycle
     _edges: dict[Edge, Location] = field(default_factory=dict)
     _cut: set[Edge] = field(default_factory=set)
+    # the files that exist but did not parse, by shown path: their kind
+    _unparsed: dict[str, str] = field(default_factory=dict)
 
     def load(self, path: Path) -> PackSource | None:
         loaded = self._load(path.resolve(), [])
@@ -56,8 +60,11 @@ class Loader:
     # ---- one directory ----------------------------------------------------------------------
 
     def _read(self, path: Path, kind: str) -> LocatedDoc | None:
-        doc, diags = read_file(display_path(path), kind)
+        shown = display_path(path)
+        doc, diags = read_file(shown, kind)
         self.diagnostics.extend(diags)
+        if doc is None:
+            self._unparsed[shown] = kind
         return doc
 
     def _read_all(
@@ -94,7 +101,10 @@ class Loader:
             files.append((pack_doc.path, pack_doc.text))
 
         self._check_requires(meta, pack_doc)
-        inherited, inherited_at, extends_names = self._extends(root, stack, meta, pack_doc, files)
+        unparsed: list[tuple[str, str]] = []
+        inherited, inherited_at, extends_names = self._extends(
+            root, stack, meta, pack_doc, files, unparsed
+        )
 
         rules, cases, rules_at = list(inherited), [], dict(inherited_at)
         rules_file = root / "rules.yaml"
@@ -141,6 +151,9 @@ class Loader:
                 )
             )
 
+        here = display_path(root)
+        mine = "" if here == "." else here + "/"
+        unparsed += [(k, p) for p, k in self._unparsed.items() if p.startswith(mine)]
         source = PackSource(
             name=name,
             version=meta.version or "0",
@@ -164,6 +177,7 @@ class Loader:
             patches=patches,
             conversations=conversations,
             intents=intents,
+            unparsed=tuple(unparsed),
         )
         loaded = _Loaded(source, rules_at)
         self._done[root] = loaded
@@ -178,9 +192,11 @@ class Loader:
         meta: PackFile,
         pack_doc: LocatedDoc | None,
         files: list[tuple[str, str]],
+        unparsed: list[tuple[str, str]],
     ) -> tuple[list[RuleSource], dict[str, Location], list[str]]:
         """The parents' rules, where each is defined, and the names of the packs extended
-        (each parent's files are added to ``files``)."""
+        (each parent's files are added to ``files``, those that did not parse to
+        ``unparsed``)."""
         inherited: list[RuleSource] = []
         inherited_at: dict[str, Location] = {}
         extends_names: list[str] = []
@@ -201,6 +217,7 @@ class Loader:
                 continue  # a pack of a cycle inherits nothing through it
             extends_names += [*parent.source.extends, parent.source.name]
             files.extend(f for f in parent.source.files if f not in files)
+            unparsed.extend(u for u in parent.source.unparsed if u not in unparsed)
             inherit(
                 parent.source.rules, parent.rules_at, inherited, inherited_at, at, self.diagnostics
             )
@@ -211,7 +228,18 @@ class Loader:
         if doc is None:
             return
         for i, plugin in enumerate(req.plugins):
-            if plugin is not None and plugin not in self.installed_plugins:
+            if plugin is None or plugin in self.installed_plugins:
+                continue
+            if plugin in self.unloaded_plugins:
+                self.diagnostics.append(
+                    error(
+                        "CH025",
+                        f"required plugin '{plugin}' is installed but did not load",
+                        doc.loc(("requires", "plugins", i)),
+                        "fix the plugin's own error (CH200); charter plugins shows it",
+                    )
+                )
+            else:
                 self.diagnostics.append(
                     error(
                         "CH025",
@@ -243,7 +271,10 @@ def load_pack(
     *,
     installed_plugins: Mapping[str, str] | None = None,
     named_packs: Mapping[str, Path] | None = None,
+    unloaded_plugins: Mapping[str, str] | None = None,
 ) -> tuple[PackSource | None, list[Diagnostic]]:
-    loader = Loader(dict(installed_plugins or {}), dict(named_packs or {}))
+    loader = Loader(
+        dict(installed_plugins or {}), dict(named_packs or {}), dict(unloaded_plugins or {})
+    )
     source = loader.load(path)
     return source, loader.diagnostics

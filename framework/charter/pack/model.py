@@ -119,6 +119,9 @@ class PackSource:
     patches: tuple[LocatedDoc, ...] = ()  # <patches_dir>/*.yaml, by file name
     conversations: tuple[LocatedDoc, ...] = ()  # tests/conversations/*.yaml, by file name
     intents: LocatedDoc | None = None  # tests/intents.yaml: the intent test table
+    # (kind, shown path) of each file that exists but did not parse, also through extends:
+    # what the compiler says of its absence only follows from that (charter.diagnostics.fold)
+    unparsed: tuple[tuple[str, str], ...] = ()
 
     def constants(self) -> dict[str, Any]:
         """What ``pack.<path>`` refers to in the DSL."""

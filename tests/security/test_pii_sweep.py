@@ -1,10 +1,13 @@
 """Issue 16, acceptance 2: no raw personal data anywhere.
 
-The generated corpus (``pii_corpus``: 432 statements, IDs, mobiles, cards and addresses in every
-spelling seen leaking) is said to each shipped pack; then every row of every table of the
-database (goals, history, context, facts, short-term memory, traces, tickets, the reflection
-log …), every file of the narrative (LanceDB) directory, every row of its tables and every log
-record are searched for each raw value, also with its separators removed. The count must be 0.
+The generated corpus (``pii_corpus``: 524 statements, IDs, mobiles, cards and addresses in every
+spelling seen leaking, those of issue 33 included) is said to each shipped pack; then every row
+of every table of the database (goals, history, context, facts, short-term memory, traces,
+tickets, the reflection log …), the bytes of the SQLite file and its WAL (while the agent runs
+and after it closed) or PostgreSQL's WAL from the run's start, every file of the narrative
+(LanceDB) directory, every version included, every row of its tables and every log record are
+searched for each raw value, also with its separators removed, its digits read as ASCII and
+invisible characters dropped. The count must be 0.
 
 Two paths, sized by what each proves:
 
@@ -136,7 +139,7 @@ def test_no_raw_personal_data_anywhere(
     caplog.set_level(logging.DEBUG)
     assert len(CORPUS) == 524
     with agent_as_served(backend, shipped_packs[pack], registry, tmp_path) as (agent, url, lance):
-        since = wal_position(url) if backend == "postgres" else ""
+        since = wal_position(url) if backend == "postgres" else ("", 0)
         for i, s in enumerate(CORPUS):
             user = scoped("acme", f"u-sweep-{i // PER_SESSION}")
             agent.turn(user, "s1", s.text, tenant="acme")
@@ -200,30 +203,33 @@ def test_the_service_sweep_takes_every_spelling_once() -> None:
     assert len({s.text for s in SPELLINGS}) == len(SPELLINGS)
 
 
+# a mobile of no statement of the corpus: a sweep on another worker must never find it
+PLANTED = Statement("phone", "plain", "13700001234", "13700001234", "手机13700001234")
+
+
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_the_sweep_finds_a_deleted_row(backend: str, tmp_path: Path) -> None:
     """The WAL search can fail: a raw mobile inserted and deleted again is in no table any
     more, and still found in the WAL (PostgreSQL's, or the SQLite file's while the store
-    that wrote it is open), with every statement of that mobile: ten spellings."""
-    mobile = next(s for s in CORPUS if s.kind == "phone" and s.spelling == "plain")
+    that wrote it is open)."""
+    assert leaked(" ".join(s.text for s in CORPUS), (PLANTED,)) == []
     with ExitStack() as stack:
         if backend == "postgres":
             url = stack.enter_context(fresh_schema("charter_security"))
         else:
             url = f"sqlite:///{tmp_path / 'planted.db'}"
-        since = wal_position(url) if backend == "postgres" else ""
+        since = wal_position(url) if backend == "postgres" else ("", 0)
         engine = make_engine(url)  # the store's own: WAL and secure_delete on SQLite
         stack.callback(engine.dispose)
         with engine.begin() as conn:
             conn.execute(sa.text("CREATE TABLE note (text VARCHAR(200))"))
-            conn.execute(sa.text("INSERT INTO note VALUES (:t)"), {"t": f"手机{mobile.value}"})
+            conn.execute(sa.text("INSERT INTO note VALUES (:t)"), {"t": PLANTED.text})
         with engine.begin() as conn:
             conn.execute(sa.text("DELETE FROM note"))
-        assert (
-            found_in(table for table in stored(url, tmp_path / "none") if "table" in table[0]) == {}
-        )
+        tables = [text for _, text in database_text(url)]
+        assert [t for t in tables if leaked(t, (PLANTED,))] == []
         if backend == "postgres":
-            wal = found_in((f"wal {n}", t) for n, t in postgres_wal(url, since))
+            wal = [t for _, t in postgres_wal(url, since)]
         else:
-            wal = found_in((f"wal {n}", t) for n, t in sqlite_files(url) if n.endswith("-wal"))
-        assert list(wal.values()) == [10]
+            wal = [t for n, t in sqlite_files(url) if n.endswith("-wal")]
+        assert len([t for t in wal if leaked(t, (PLANTED,))]) == 1

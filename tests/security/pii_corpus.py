@@ -1,10 +1,13 @@
-"""A generated corpus of personal data as users type it (issue 16): resident ID numbers,
-mobiles, bank cards and street addresses, each in every spelling seen leaking — half-width,
-full-width, dashed, spaced, grouped in fours, 6-8-4 — inside the sentences a customer writes.
+"""A generated corpus of personal data as users type it (issues 16 and 33): resident ID
+numbers, mobiles, bank cards and street addresses, each in every spelling seen leaking —
+half-width, full-width, dashed, spaced, grouped in fours, 6-8-4; glued to a label, grouped
+by any separator, in Chinese numerals, split across the sentence, with invisible characters
+inside, a road without its district — inside the sentences a customer writes.
 
 Everything is deterministic (a seeded ``random.Random``): the same corpus on every machine.
-``raw_values`` gives what must never be found in storage, each also with its separators
-removed, so a value stored as ``6222 0268 …`` or ``6222026…`` is caught alike.
+``leaked`` finds a value as written, and with its separators removed, its digits read as
+ASCII and invisible characters dropped, so a value stored as ``6222 0268 …``, ``6222026…``
+or ``六二二二…`` is caught alike.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ from typing import Any
 import ahocorasick
 from stdnum import luhn
 from stdnum.cn import ric
+
+from charter_zh.pii_text import INVISIBLE
+from tests.unit.memory.pii_spellings import spellings
 
 _FULL = str.maketrans("0123456789Xx -", "０１２３４５６７８９ＸＸ\u3000－")
 _REGIONS = ("110105", "310104", "330106", "440305", "510107", "420102", "320102", "500103")
@@ -139,7 +145,10 @@ def _spellings(kind: str, value: str) -> dict[str, str]:
 
 def corpus(seed: int = 16) -> tuple[Statement, ...]:
     """Every kind in every spelling, in every sentence of its kind: 4 kinds, 2-12 spellings
-    each, 4 sentences, 3 values per pair (6 addresses): 432 statements."""
+    each, 4 sentences, 3 values per pair (6 addresses): 432 statements; then the spellings of
+    issue 33 (``tests.unit.memory.pii_spellings``: glued to a label, any separator, Chinese
+    numerals, split across the sentence, invisible characters, a road without a district),
+    4 of each kind and form: 92 statements."""
     rng = random.Random(seed)
     make = {"id_card": _id_number, "phone": _mobile, "bank_card": _card}
     out: list[Statement] = []
@@ -156,6 +165,9 @@ def corpus(seed: int = 16) -> tuple[Statement, ...]:
                     out.append(
                         Statement(kind, spelling, written, digits, sentence.format(v=written))
                     )
+    for sp in spellings(seed + 17, per_form=4):
+        spelling = sp.form.removesuffix(f" {sp.kind}")
+        out.append(Statement(sp.kind, spelling, sp.written, sp.value, sp.sentence))
     return tuple(out)
 
 
@@ -164,7 +176,7 @@ def leaked(haystack: str, statements: tuple[Statement, ...]) -> list[Statement]:
     removed (the haystack's own separators and full-width digits folded first)."""
     written, keys = _automata(statements)
     folded = _fold(haystack)
-    squeezed = "".join(ch for ch in folded if ch not in " -.\u3000")
+    squeezed = "".join(ch for ch in folded if ch not in " -./_，、")
     hits: set[int] = set()
     for automaton, text in ((written, haystack), (keys, folded), (keys, squeezed)):
         for _, found in automaton.iter(text):
@@ -196,8 +208,12 @@ def _street(address: str) -> str:
     return address
 
 
-_HALF = str.maketrans("０１２３４５６７８９Ｘｘ\u3000－", "0123456789XX -")
+_HALF = str.maketrans(
+    "０１２３４５６７８９Ｘｘ\u3000－〇零一二两三四五六七八九幺",
+    "0123456789XX -0012234567891",
+)
 
 
 def _fold(text: str) -> str:
-    return text.translate(_HALF).upper()
+    """Full-width and Chinese-numeral digits as ASCII, invisible characters removed."""
+    return INVISIBLE.sub("", text).translate(_HALF).upper()

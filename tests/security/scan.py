@@ -1,5 +1,6 @@
-"""Everything a deployment stores, as text to search: every row of every table of a database
-and every file of a directory (the narrative store's LanceDB files)."""
+"""Everything a deployment stores, as text to search: every row of every table of a database,
+every file of a directory (the narrative store's LanceDB files, every version), the bytes of
+a SQLite file and its WAL, and PostgreSQL's WAL."""
 
 from __future__ import annotations
 
@@ -41,3 +42,59 @@ def lance_text(path: Path) -> Iterator[tuple[str, str]]:
     for name in db.list_tables().tables:
         for row in db.open_table(name).to_arrow().to_pylist():
             yield name, " ".join(str(v) for k, v in row.items() if k != "vector")
+
+
+def sqlite_files(url: str) -> Iterator[tuple[str, str]]:
+    """The bytes of a SQLite database file and of its ``-wal`` and ``-journal`` beside it, as
+    text: rows deleted or rewritten stay in free pages and WAL frames until overwritten."""
+    path = Path(url.removeprefix("sqlite:///"))
+    for file in sorted(path.parent.glob(path.name + "*")):
+        yield file.name, file.read_bytes().decode("utf-8", errors="ignore")
+
+
+WalPosition = tuple[str, int]
+
+
+def wal_position(url: str) -> WalPosition:
+    """Where PostgreSQL writes its WAL now: the segment (``pg_walfile_name``) and the offset
+    in it (``pg_walfile_name_offset``), so a search from there leaves out what earlier tests
+    wrote."""
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            row = conn.execute(
+                sa.text("SELECT * FROM pg_walfile_name_offset(pg_current_wal_lsn())")
+            ).one()
+            return str(row[0]), int(row[1])
+    finally:
+        engine.dispose()
+
+
+def postgres_wal(url: str, since: WalPosition) -> Iterator[tuple[str, str]]:
+    """The WAL of the server from ``since`` on, segment by segment, as text (read with
+    ``pg_read_binary_file``: the test server's user is a superuser). A commit writes its
+    records there before it returns; the server's other databases write there too, and only
+    the values searched for matter. A segment recycled by a checkpoint meanwhile holds older
+    records: the search covers less, never finds what is not there."""
+    first, offset = since
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            names = conn.execute(
+                sa.text(
+                    "SELECT name FROM pg_ls_waldir()"
+                    " WHERE name >= :s AND name ~ '^[0-9A-F]{24}$' ORDER BY name"
+                ),
+                {"s": first},
+            ).scalars()
+            for name in list(names):
+                data = bytes(
+                    conn.execute(
+                        sa.text("SELECT pg_read_binary_file('pg_wal/' || :n)"), {"n": name}
+                    ).scalar_one()
+                )
+                if name == first:
+                    data = data[offset:]
+                yield name, data.decode("utf-8", errors="ignore")
+    finally:
+        engine.dispose()

@@ -1,10 +1,13 @@
 """Issue 16, acceptance 2: no raw personal data anywhere.
 
-The generated corpus (``pii_corpus``: 432 statements, IDs, mobiles, cards and addresses in every
-spelling seen leaking) is said to each shipped pack; then every row of every table of the
-database (goals, history, context, facts, short-term memory, traces, tickets, the reflection
-log …), every file of the narrative (LanceDB) directory, every row of its tables and every log
-record are searched for each raw value, also with its separators removed. The count must be 0.
+The generated corpus (``pii_corpus``: 524 statements, IDs, mobiles, cards and addresses in every
+spelling seen leaking, those of issue 33 included) is said to each shipped pack; then every row
+of every table of the database (goals, history, context, facts, short-term memory, traces,
+tickets, the reflection log …), the bytes of the SQLite file and its WAL (while the agent runs
+and after it closed) or PostgreSQL's WAL from the run's start, every file of the narrative
+(LanceDB) directory, every version included, every row of its tables and every log record are
+searched for each raw value, also with its separators removed, its digits read as ASCII and
+invisible characters dropped. The count must be 0.
 
 Two paths, sized by what each proves:
 
@@ -37,8 +40,16 @@ from charter.contracts.registry import Registry
 from charter.llm.scripted import ScriptedLLM
 from charter.memory.embedders import HashEmbedder
 from charter.serve.auth import scoped
+from charter.store.migrations import make_engine
 from tests.security.pii_corpus import Statement, corpus, leaked
-from tests.security.scan import database_text, directory_text, lance_text
+from tests.security.scan import (
+    database_text,
+    directory_text,
+    lance_text,
+    postgres_wal,
+    sqlite_files,
+    wal_position,
+)
 from tests.support.postgres import fresh_schema
 from tests.support.serve import KEY, ROOT, MakeService, auth, serve_config
 
@@ -69,6 +80,9 @@ def found_in(places: Iterator[tuple[str, str]]) -> dict[str, int]:
 def stored(database_url: str, narrative: Path) -> Iterator[tuple[str, str]]:
     for table, text in database_text(database_url):
         yield f"table {table}", text
+    if database_url.startswith("sqlite"):
+        for name, text in sqlite_files(database_url):
+            yield f"file {name}", text
     for name, text in directory_text(narrative):
         yield f"narrative {name}", text
     for name, text in lance_text(narrative):
@@ -111,7 +125,7 @@ def agent_as_served(
         yield agent, url, narrative
 
 
-@pytest.mark.slow  # the sweep: 432 turns per pack and database (30-50 s each)
+@pytest.mark.slow  # the sweep: 524 turns per pack and database (40-60 s each)
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 @pytest.mark.parametrize("pack", ["ecommerce", "finance", "medical"])
 def test_no_raw_personal_data_anywhere(
@@ -123,24 +137,30 @@ def test_no_raw_personal_data_anywhere(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    assert len(CORPUS) >= 400
+    assert len(CORPUS) == 524
     with agent_as_served(backend, shipped_packs[pack], registry, tmp_path) as (agent, url, lance):
+        since = wal_position(url) if backend == "postgres" else ("", 0)
         for i, s in enumerate(CORPUS):
             user = scoped("acme", f"u-sweep-{i // PER_SESSION}")
             agent.turn(user, "s1", s.text, tenant="acme")
+        # before close: the SQLite WAL as the running agent left it
+        live = list(sqlite_files(url)) if backend == "sqlite" else []
     # after close: the usage counts and everything else written at shutdown are searched too
     assert found_in(stored(url, lance)) == {}
+    assert found_in(iter([(f"live {name}", text) for name, text in live])) == {}
+    if backend == "postgres":
+        assert found_in((f"wal {n}", t) for n, t in postgres_wal(url, since)) == {}
     assert found_in(logged(caplog.records)) == {}
 
 
-@pytest.mark.slow  # 34 turns per pack through the service (about 4 s each)
+@pytest.mark.slow  # 56 turns per pack through the service (about 6 s each)
 @pytest.mark.parametrize("pack", ["ecommerce", "finance", "medical"])
 def test_no_raw_personal_data_through_the_service(
     service: MakeService, pack: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
     svc = service("sqlite", pack)
-    assert len(SPELLINGS) == 34
+    assert len(SPELLINGS) == 56
     for i, s in enumerate(SPELLINGS):
         r = svc.turn("acme", f"u-sweep-{i // PER_SESSION}", s.text, session_id="s1")
         assert r.status_code == 200, (s.text, r.text)
@@ -181,3 +201,35 @@ def test_the_service_sweep_takes_every_spelling_once() -> None:
     kinds = {(s.kind, s.spelling) for s in CORPUS}
     assert {(s.kind, s.spelling) for s in SPELLINGS} == kinds
     assert len({s.text for s in SPELLINGS}) == len(SPELLINGS)
+
+
+# a mobile of no statement of the corpus: a sweep on another worker must never find it
+PLANTED = Statement("phone", "plain", "13700001234", "13700001234", "手机13700001234")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_sweep_finds_a_deleted_row(backend: str, tmp_path: Path) -> None:
+    """The WAL search can fail: a raw mobile inserted and deleted again is in no table any
+    more, and still found in the WAL (PostgreSQL's, or the SQLite file's while the store
+    that wrote it is open)."""
+    assert leaked(" ".join(s.text for s in CORPUS), (PLANTED,)) == []
+    with ExitStack() as stack:
+        if backend == "postgres":
+            url = stack.enter_context(fresh_schema("charter_security"))
+        else:
+            url = f"sqlite:///{tmp_path / 'planted.db'}"
+        since = wal_position(url) if backend == "postgres" else ("", 0)
+        engine = make_engine(url)  # the store's own: WAL and secure_delete on SQLite
+        stack.callback(engine.dispose)
+        with engine.begin() as conn:
+            conn.execute(sa.text("CREATE TABLE note (text VARCHAR(200))"))
+            conn.execute(sa.text("INSERT INTO note VALUES (:t)"), {"t": PLANTED.text})
+        with engine.begin() as conn:
+            conn.execute(sa.text("DELETE FROM note"))
+        tables = [text for _, text in database_text(url)]
+        assert [t for t in tables if leaked(t, (PLANTED,))] == []
+        if backend == "postgres":
+            wal = [t for _, t in postgres_wal(url, since)]
+        else:
+            wal = [t for n, t in sqlite_files(url) if n.endswith("-wal")]
+        assert len([t for t in wal if leaked(t, (PLANTED,))]) == 1

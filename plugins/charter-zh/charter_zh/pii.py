@@ -21,21 +21,26 @@ An address is reported only when it reaches below its district (a street, a buil
 what locates a person. ``浙江省杭州市西湖区`` alone is already as coarse as a policy keeps it, so
 it is not reported; ``浙江省杭州市西湖区文三路90号`` is, with ``generalised`` =
 ``浙江省杭州市西湖区`` (``Address.region``: the levels the text left out are filled in when they are
-certain, so ``杭州市西湖区文三路90号`` generalises to the same).
+certain, so ``杭州市西湖区文三路90号`` generalises to the same). A road or a building and a
+number without any division (``寄到深南大道9988号``, ``charter_zh.street``) is reported too,
+with no ``generalised`` form: a policy that generalises addresses redacts it.
 
 Recognizers see every spelling a user types, wider than their extractors (which read values
-a rule or a slot may use, and so refuse what is ambiguous): the text is first folded to
-half-width (``１３８``, ``　``, ``－``: one character for one, so spans stay those of the text),
-and digits written in groups that the extractors do not read (``110105-19491231-002X``,
-``1101 0519 4912 3100 2X``, ``6222.0268.1539.8387``, ``6222  0268 …``, ``+86 138-1234-5678``)
-are read as one number when, separators removed, it is one: an ID number with its check
-character and birth date, a card number passing Luhn with a network's prefix, a mobile number.
-A group of digits that is none of these (an order number, a date) is left alone.
+a rule or a slot may use, and so refuse what is ambiguous). They scan the text as
+``charter_zh.pii_text`` reads it: compatibility characters in NFKC (``１３８``, ``⑴``), full-
+width spaces and dashes folded, invisible characters (``\u200b``, soft hyphen …) removed,
+Chinese numerals read as digits inside a run that reads as a number (``幺三八一二三四五六七八``);
+every match is reported with the span of the text as given, so a redaction replaces the
+characters the user typed, the invisible ones inside included.
 
-Before any of this the text is normalised (``charter.text.unicode_norm``: NFKC of every character
-whose compatibility form is a letter or a digit, ``１３８`` and ``⑴`` alike); a match is
-reported with the span of the text as given, so a redaction replaces the characters the user
-typed, whatever their width.
+Digits written in groups that the extractors do not read (``110105-19491231-002X``,
+``138/1234/5678``, ``6222_0268_1539_8387``, ``138，1234，5678``, ``+86 138-1234-5678``) are
+read as one number when, separators removed, it is one: an ID number with its check
+character and birth date, a card number passing Luhn with a network's prefix, a mobile
+number (``charter_zh.pii_digits``, which also reads a number glued to a label such as ``ID``,
+``tel``, ``vx`` or ``card``). A group of digits that is none of these (an order number, a date,
+a version, an IP address) is left alone. A number told in pieces (``手机前三位138，后八位
+12345678``) is one when the words say so (``charter_zh.pii_split``).
 
 The words before a number count too (``charter_zh.pii_context``): after ``身份证号`` an 18-
 character ID shape with a wrong check character is an ID number, after ``卡号`` a 16-19 digit
@@ -47,7 +52,6 @@ Recognizers are pure and cheap to build; the address data is read on the first `
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -55,61 +59,16 @@ from stdnum import luhn
 
 from charter.contracts.pii import PiiMatch
 from charter.contracts.rules import Extractor, Item
-from charter.text.unicode_norm import Normalized, normalize
 from charter_zh import pii_context
 from charter_zh.address import AddressExtractor
 from charter_zh.bank_card import BankCardExtractor, issued
 from charter_zh.id_card import IdCardExtractor, id_number
 from charter_zh.phone import PhoneExtractor
+from charter_zh.pii_digits import squeezed, stretches
+from charter_zh.pii_split import splits
+from charter_zh.pii_text import view
+from charter_zh.street import streets
 from charter_zh.web import EmailExtractor, outside_links
-
-# full-width digits, letters, space and hyphen, and the dashes users type, folded one for one
-_WIDE: dict[int, int] = {
-    **{0xFF10 + i: ord("0") + i for i in range(10)},
-    **{0xFF21 + i: ord("A") + i for i in range(26)},
-    **{0xFF41 + i: ord("a") + i for i in range(26)},
-}
-_FOLD: dict[int, str | int] = {
-    **_WIDE,
-    **dict.fromkeys((0x3000, 0x00A0), " "),
-    **dict.fromkeys((0xFF0D, 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2212), "-"),
-    0xFF0E: ".",
-    0xFF0B: "+",
-}
-# digits in groups: one or two separators of one kind or another between digits, a trailing
-# check character X, an optional country code; never glued to ASCII letters or digits
-_GROUPED = re.compile(
-    r"(?<![0-9A-Za-z+])(?:\+?86[ \-]{0,2})?[0-9](?:[ .\-]{0,2}[0-9]){9,22}(?:[ .\-]{0,2}[Xx])?"
-    r"(?![0-9A-Za-z])"
-)
-_SEPARATORS = str.maketrans("", "", " .-")
-
-
-def fold(text: str) -> str:
-    """``text`` with full-width digits, letters, spaces and dashes made half-width, one
-    character for one (so every span of the folded text is a span of ``text``)."""
-    return text.translate(_FOLD)
-
-
-def _is_mobile(digits: str) -> bool:
-    return len(digits) == 11 and digits[0] == "1" and digits[1] in "3456789"
-
-
-def grouped_kind(written: str) -> str | None:
-    """The kind of personal data a run of grouped digits is, separators removed; or None."""
-    digits = written.translate(_SEPARATORS).upper()
-    if digits.startswith("+86"):
-        return "phone" if _is_mobile(digits[3:]) else None
-    if len(digits) == 18 and id_number(digits) is not None:
-        return "id_card"
-    if not digits.isdigit():
-        return None
-    if 16 <= len(digits) <= 19 and issued(digits) and luhn.is_valid(digits):
-        return "bank_card"
-    if _is_mobile(digits) or (len(digits) == 13 and digits[:2] == "86" and _is_mobile(digits[2:])):
-        return "phone"
-    return None
-
 
 _NUMBER_KINDS = ("id_card", "bank_card", "phone")
 
@@ -128,33 +87,23 @@ class _Run:
 
 
 # The recognizers of one text run one after the other (the pipeline hands each the same
-# text): the normalised text and its runs are computed once for all five.
+# text): its runs are computed once for all five.
 @lru_cache(maxsize=64)
-def _view(text: str) -> tuple[Normalized, str]:
-    norm = normalize(text)
-    return norm, fold(norm.text)
-
-
-@lru_cache(maxsize=64)
-def _runs(folded: str) -> tuple[tuple[_Run, ...], bool]:
-    """The runs of digits of a folded text, and whether it holds any context word."""
-    mentioned = pii_context.mentions(folded)
+def _runs(scanned: str) -> tuple[tuple[_Run, ...], bool]:
+    """The runs of digits of a scanned text, and whether it holds any context word."""
+    mentioned = pii_context.mentions(scanned)
     runs = tuple(
         _Run(
-            g.start(),
-            g.end(),
-            g.group(),
-            _squeezed(g.group()),
-            grouped_kind(g.group()),
-            pii_context.before(folded, g.start()) if mentioned else (),
+            s.start,
+            s.end,
+            s.written,
+            s.digits,
+            s.kind,
+            pii_context.before(scanned, s.start) if mentioned else (),
         )
-        for g in _GROUPED.finditer(folded)
+        for s in stretches(scanned)
     )
     return runs, mentioned
-
-
-def _squeezed(written: str) -> str:
-    return written.translate(_SEPARATORS).upper()
 
 
 def _overlaps(start: int, end: int, items: list[Item]) -> bool:
@@ -182,6 +131,10 @@ def _said(kind: str, digits: str, contexts: tuple[pii_context.Context, ...]) -> 
     return pii_context.is_card(contexts, digits, valid)
 
 
+def _item(start: int, end: int, text: str) -> Item:
+    return Item(start, end, text[start:end], text[start:end], None, None, {})
+
+
 class ExtractorRecognizer:
     """A PII recognizer reporting the items of one extractor as matches of one kind, and the
     grouped digits of that kind the extractor does not read (see the module docstring)."""
@@ -196,43 +149,56 @@ class ExtractorRecognizer:
 
     def recognize(self, text: str) -> tuple[PiiMatch, ...]:
         """Matches in order, never overlapping, with the spans of ``text`` as given."""
-        norm, folded = _view(text)
-        items = [item for item in self.extractor.extract(folded) if self.keeps(item)]
-        if self.kind in _NUMBER_KINDS:
-            items = self._numbers(folded, items)
+        scan = view(text)
+        items = self.found(scan.text)
         found: list[PiiMatch] = []
         for item in items:
-            start, end = norm.original(item.start, item.end)
+            start, end = scan.original(item.start, item.end)
             found.append(PiiMatch(start, end, text[start:end], self.kind, self.generalised(item)))
         return tuple(found)
 
-    def _numbers(self, folded: str, items: list[Item]) -> list[Item]:
+    def found(self, scanned: str) -> list[Item]:
+        """The items of personal data in a scanned text (``charter_zh.pii_text``), in order."""
+        items = [item for item in self.extractor.extract(scanned) if self.keeps(item)]
+        if self.kind not in _NUMBER_KINDS:
+            return items
+        items = self._numbers(scanned, items)
+        told = [
+            _item(s.start, s.end, scanned)
+            for s in splits(scanned)
+            if s.kind == self.kind and not _overlaps(s.start, s.end, items)
+        ]
+        if told:
+            items = sorted(items + outside_links(scanned, told), key=lambda i: i.start)
+        return items
+
+    def _numbers(self, scanned: str, items: list[Item]) -> list[Item]:
         """The extractor's items, the grouped digits of this kind, and what the context words
         before a number decide (``charter_zh.pii_context``), in order."""
         kind = self.kind
-        runs, mentioned = _runs(folded)
+        runs, mentioned = _runs(scanned)
         found = list(items)
         grouped = [
-            Item(r.start, r.end, r.written, r.written, None, None, {})
+            _item(r.start, r.end, scanned)
             for r in runs
             if r.kind == kind and not _overlaps(r.start, r.end, found)
         ]
-        found += outside_links(folded, grouped)
+        found += outside_links(scanned, grouped)
         if mentioned:
             if kind == "bank_card":  # an order word may say a Luhn-valid number is no card
                 found = [
                     i
                     for i in found
                     if pii_context.is_card(
-                        pii_context.before(folded, i.start), _squeezed(i.text), True
+                        pii_context.before(scanned, i.start), squeezed(i.text), True
                     )
                 ]
             said = [
-                Item(r.start, r.end, r.written, r.written, None, None, {})
+                _item(r.start, r.end, scanned)
                 for r in runs
                 if not _overlaps(r.start, r.end, found) and _said(kind, r.digits, r.contexts)
             ]
-            found += outside_links(folded, said)
+            found += outside_links(scanned, said)
         found.sort(key=lambda i: i.start)
         return found
 
@@ -254,7 +220,22 @@ class AddressRecognizer(ExtractorRecognizer):
     def keeps(self, item: Item) -> bool:
         return bool(item.value.detail)
 
+    def found(self, scanned: str) -> list[Item]:
+        """The extractor's addresses, and the street addresses written without a district
+        (``charter_zh.street``) outside them."""
+        items = super().found(scanned)
+        roads = [
+            Item(a, b, scanned[a:b], None, None, None, {})
+            for a, b in streets(scanned)
+            if not _overlaps(a, b, items)
+        ]
+        if not roads:
+            return items
+        return sorted(items + outside_links(scanned, roads), key=lambda i: i.start)
+
     def generalised(self, item: Item) -> str | None:
+        if item.value is None:
+            return None  # a street address without its district: nothing coarser to keep
         region: str = item.value.region
         return region or None
 

@@ -103,6 +103,7 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
             [f"{BAD_ID[:6]} {BAD_ID[6:14]} {BAD_ID[14:]}"],
         ),
         (f"⑴身份证号{bold(ID4)}", [bold(ID4)]),  # NFKC: ⑴ is (1), 𝟓𝟏𝟎… is 510…
+        (f"ID{ID2}", [ID2]),  # glued to a label (issue 33)
     ],
     "bank_card": [
         (f"卡号{CARD19}", [CARD19]),
@@ -136,6 +137,7 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
         (f"订单的银行卡{BAD_CARD}", [BAD_CARD]),  # both words: the card word is the nearer
         (f"银行卡退款的订单号{CARD16}", [CARD16]),  # both words: a Luhn-valid number is a card
         (f"卡号{BOLD_CARD}", [BOLD_CARD]),
+        (f"NO{VISA}", [VISA]),  # glued to a label (issue 33)
     ],
     "phone": [
         ("手机13812345678", ["13812345678"]),
@@ -161,6 +163,8 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
         ("手机10012345678", ["10012345678"]),
         ("联系电话：120-1234-5678", ["120-1234-5678"]),
         ("手机号＋８６　１１０　１２３４　５６７８", ["＋８６　１１０　１２３４　５６７８"]),
+        ("ID13812345678", ["13812345678"]),  # glued to a label (issue 33)
+        ("v13812345678", ["13812345678"]),
     ],
     "email": [
         ("邮箱a@example.com", ["a@example.com"]),
@@ -202,6 +206,8 @@ POSITIVE: dict[str, list[tuple[str, list[str]]]] = {
             "旧址杭州市西湖区文三路90号，新址上海市徐汇区漕溪北路88号",
             ["杭州市西湖区文三路90号", "上海市徐汇区漕溪北路88号"],
         ),
+        ("杭州文三路90号", ["杭州文三路90号"]),  # a road and a number, no district (issue 33)
+        ("南京西路1号", ["南京西路1号"]),
     ],
 }
 
@@ -223,6 +229,8 @@ GENERALISED = [
     ["湖北省武汉市洪山区"],
     ["四川省成都市武侯区"],
     ["浙江省杭州市西湖区", "上海市徐汇区"],
+    [None],  # no district: nothing coarser than the address itself
+    [None],
 ]
 
 NEGATIVE: dict[str, list[str]] = {
@@ -234,7 +242,7 @@ NEGATIVE: dict[str, list[str]] = {
         id_number("33010619901301124"),  # month 13
         id_number("99010619900101124"),  # no province 99
         id_number("33010618991231124"),  # born 1899
-        f"ID{ID2}",  # glued to ASCII letters
+        f"SO{ID2}",  # glued to letters that are no label: an order code
         f"{ID2}abc",
         f"订单号2024051{ID2}88",  # inside a longer digit run
         f"{ID2}-01",
@@ -260,7 +268,7 @@ NEGATIVE: dict[str, list[str]] = {
         card("27210000000000"),  # 15 digits
         card("62220212345678901234"),  # 21 digits
         f"{VISA}0",
-        f"NO{VISA}",
+        f"SO{VISA}",
         f"{VISA}-12",
         f"{spaced(VISA)} 1234",
         f"https://pay.example.com/card/{VISA}",
@@ -279,7 +287,7 @@ NEGATIVE: dict[str, list[str]] = {
     ],
     "phone": [
         "订单号2023051812345678",  # an order number is not a phone number
-        "ID13812345678",
+        "SKU13812345678",
         "1381234567",  # ten digits
         "138123456789",  # twelve
         "95588",  # a short code
@@ -292,7 +300,7 @@ NEGATIVE: dict[str, list[str]] = {
         "13812345678@qq.com",  # the local part of an e-mail address
         "https://x.cn/13812345678",
         "13812345678-02",
-        "v13812345678",
+        "A13812345678",
         "金额1,381,234,567元",
         "2 138 1234 5678",
         "下单时间2024-05-27 14:09",  # a date and an hour, not 020-24052714
@@ -326,8 +334,8 @@ NEGATIVE: dict[str, list[str]] = {
         "浙江省",
         "西湖区",
         "浙江杭州",
-        "杭州文三路90号",  # no division written in full
-        "南京西路1号",
+        "杭州文三路",  # a road without a number
+        "南京西路",
         "中山大学",
         "长沙发货很快",
         "去年去了北京和上海",

@@ -318,13 +318,14 @@ def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
     assert judged(agent, r) == [(["no-diagnosis"], "blocked")]
     assert r.ticket is None
 
-    # registration asks for a yes before it books
-    r = agent.turn("u1", "s1", "帮我挂2025年7月2日上午的神经内科，电话13812345678")
+    # registration asks for a yes before it books; the schedule moves with the agent's clock
+    # (2024-05-01): it opens 05-02 to 05-06
+    r = agent.turn("u1", "s1", "帮我挂2024年5月3日上午的神经内科，电话13812345678")
     assert summary(r) == (
         "ask",
         "template",
         0,
-        "请确认挂号信息：神经内科，就诊时间2025-07-02上午。信息无误请回复“是”，需要修改请直接"
+        "请确认挂号信息：神经内科，就诊时间2024-05-03上午。信息无误请回复“是”，需要修改请直接"
         "告诉我，不预约请回复“否”。",
     )
     # the consultation's stages: collected, triaged, the referral waiting for the booking
@@ -335,14 +336,14 @@ def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
         ("symptom.referral", "active"),
         ("registration", "pending"),
     ]
-    assert step(agent, r, "input").inputs["text"] == "帮我挂2025年7月2日上午的神经内科，电话[PHONE]"
+    assert step(agent, r, "input").inputs["text"] == "帮我挂2024年5月3日上午的神经内科，电话[PHONE]"
 
     r = agent.turn("u1", "s1", "是")
     verdict, by, attempts, text = summary(r)
     assert (verdict, by, attempts) == ("pass", "template", 0)
     # the reference skill numbers a session's bookings per process: the place may vary
     assert re.fullmatch(
-        "好的，这就为您预约。\n已为您预约神经内科2025-07-02上午的门诊，预约号SJ-20250702-AM-"
+        "好的，这就为您预约。\n已为您预约神经内科2024-05-03上午的门诊，预约号SJ-20240503-AM-"
         "([0-9]{3})，就诊序号第[0-9]+号，请按时到院取号。",
         text,
     ), text
@@ -358,7 +359,7 @@ def test_medical_block_and_encrypted_redacted_memory(open_agent: Open) -> None:
     assert ("phone", "[PHONE]", True) in stored  # redacted, then encrypted at L2
     # a slot's fact is keyed by its intent; an appointment (L1) is not encrypted
     assert ("registration.department", "神经内科", False) in stored
-    assert ("registration.date", "2025-07-02T06:00/2025-07-02T12:00", False) in stored
+    assert ("registration.date", "2024-05-03T06:00/2024-05-03T12:00", False) in stored
     # the raw number is in no memory table and no trace (the goal's slots keep it: the task
     # needs it to be done)
     assert "13812345678" not in dump(agent, ("memory_", "short_term", "trace"))

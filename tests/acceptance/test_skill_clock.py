@@ -1,7 +1,7 @@
 """Acceptance (issue 32 item 6): the Agent's ``clock=`` (what ``charter chat --now`` and a
 conversation test's ``now:`` give it) reaches the skills a turn calls, as ``context.now``; an
 agent on the wall clock tells its skills the clock was not set, and the reference skills then
-keep their demo data's day."""
+keep their demo data's day. ``charter skills call --now`` sets the clock one call sees."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from charter.contracts.registry import Registry
 from charter.contracts.skills import Skill, SkillContext
 from charter.llm.scripted import ScriptedLLM
 from charter_skills.ecommerce import ReturnRequest
+from tests.support.cli import Run, RunCharter
+from tests.support.paths import ROOT
 
 KEY = base64.b64encode(bytes(range(32))).decode()
 CST = timezone(timedelta(hours=8))
@@ -86,3 +88,56 @@ def test_the_reference_return_request_keeps_its_demo_day_unless_the_clock_was_se
     args = {"order_id": "DD202405030002", "kind": "退货"}
     done = skill(args) if context is None else skill(args, context=context)
     assert done["request_no"] == f"SH-{day.replace('-', '')}-0001"
+
+
+BOOK = '{"department": "皮肤科", "date": "2027-03-03", "period": "上午"}'
+
+
+@pytest.mark.parametrize(
+    ("now", "code", "answer"),
+    [
+        # the day before: tomorrow is the schedule's first day
+        (
+            "2027-03-02T09:00:00+08:00",
+            0,
+            "已为您预约皮肤科2027-03-03上午的门诊，预约号PF-20270303-AM-013，就诊序号第13号，"
+            "请按时到院取号。",
+        ),
+        # the day after: the date is past, refused before the skill books anything
+        (
+            "2027-03-04T09:00:00+08:00",
+            0,
+            "就诊日期2027-03-03早于今天（2027-03-04），只能预约2027-03-05至2027-03-09的号源，"
+            "请重新选择日期。",
+        ),
+        # no clock given: the schedule's own day (2025-06-30)
+        (None, 0, "目前只开放2025-07-01至2025-07-05的号源，请重新选择日期。"),
+    ],
+)
+def test_skills_call_now_is_the_clock_the_skill_sees(
+    charter: RunCharter,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    now: str | None,
+    code: int,
+    answer: str,
+) -> None:
+    monkeypatch.delenv("CHARTER_DATABASE_URL", raising=False)
+    monkeypatch.chdir(tmp_path)
+    medical = str(ROOT / "domains" / "medical")
+    clock = [] if now is None else ["--now", now]
+    run = charter("skills", "call", "appointment_book", "--domain", medical, "--args", BOOK, *clock)
+    assert (run.code, run.err) == (code, "")
+    assert run.out.splitlines()[-1] == f"  answer: {answer}"
+
+
+@pytest.mark.parametrize("now", ["2027-03-02T09:00", "2027-03-02", "明天"])
+def test_skills_call_refuses_a_now_without_its_offset(charter: RunCharter, now: str) -> None:
+    medical = str(ROOT / "domains" / "medical")
+    run = charter("skills", "call", "appointment_book", "--domain", medical, "--now", now)
+    assert run == Run(
+        1,
+        "",
+        f"charter skills call: --now {now!r} is not an ISO 8601 time with a UTC offset "
+        "(2025-06-30T10:00+08:00)\n",
+    )

@@ -68,10 +68,11 @@ def call_skills(
     return out
 
 
-def prechecks(p: Parts, planned: Planned) -> list[Called]:
-    """An action about to be confirmed: its arguments against the contract first, so the user
-    is never asked to confirm what would be refused (单笔转账不能超过5万元 before 请确认…).
-    Nothing runs; a refusal is told as the contract's message and the slot asked again."""
+def prechecks(p: Parts, planned: Planned, ctx: CallContext) -> list[Called]:
+    """An action about to be confirmed: its arguments against the contract first — and the
+    skill's own ``refuses`` on the turn's day —, so the user is never asked to confirm what
+    would be refused (单笔转账不能超过5万元 before 请确认…). Nothing runs; a refusal is told as
+    the contract's message and the slot asked again."""
     assert p.runner is not None and p.pack.goals is not None
     out = []
     for gid in planned.touched:  # nothing has run yet: the goals as planning left them
@@ -88,7 +89,7 @@ def prechecks(p: Parts, planned: Planned) -> list[Called]:
             continue  # a split awaiting its yes, still missing a slot: the planner asks it
         given = slot_args(intent.skill.args, slots, p.registry.formatters)
         args = typed(given, contract.input_schema)
-        refusal = p.runner.check(contract.name, args)
+        refusal = p.runner.check(contract.name, args, ctx)
         if refusal is not None:
             out.append(Called(gid, contract.name, args, refusal))
     return out

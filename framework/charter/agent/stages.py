@@ -49,7 +49,7 @@ def skills(
         return [], []
     if planned.turn is not None and planned.turn.plan.repeated:
         return replays(p, planned), []
-    out = prechecks(p, planned)
+    out = prechecks(p, planned, ctx)
     refused_args = {c.goal_id for c in out}
     staged = advance(p, planned.goals, [g for g in planned.touched if g not in refused_args], ctx)
     own = call_skills(p, planned, ctx, held=staged.blocked)

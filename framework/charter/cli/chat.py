@@ -43,7 +43,7 @@ from charter.cli.chat_render import (
     help_text,
     turn_rows,
 )
-from charter.cli.common import EXIT_OK, EXIT_USER, runtime_registry
+from charter.cli.common import EXIT_OK, EXIT_USER, fixed_now, runtime_registry
 
 if TYPE_CHECKING:
     from charter.agent.loop import Agent
@@ -103,17 +103,9 @@ def run(
 ) -> int:
     interactive = out is None and sys.stdin.isatty()
     shown: Out = out or (RichOut() if interactive else PlainOut())
-    try:
-        fixed = datetime.fromisoformat(now) if now is not None else None
-    except ValueError:
-        fixed = None
-    if now is not None and (fixed is None or fixed.utcoffset() is None):
-        # a time without its offset is no moment (a conversation's now: is refused alike,
-        # CH366): compared with the times the agent keeps, it would fail mid-turn
-        shown.error(
-            f"{PROG}: --now {now!r} is not an ISO 8601 time with a UTC offset "
-            "(2025-06-30T10:00+08:00)"
-        )
+    fixed = fixed_now(now) if now is not None else None
+    if isinstance(fixed, str):
+        shown.error(f"{PROG}: {fixed}")
         return EXIT_USER
     agent = _start(shown, domain, None if fixed is None else (lambda: fixed))
     if agent is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, TypeVar
@@ -52,6 +53,19 @@ class _State:
 
 
 STATE = _State()
+
+
+def fixed_now(value: str) -> datetime | str:
+    """``--now``'s moment (``charter chat``, ``serve``, ``skills call``), or the message that
+    refuses it. A time without its offset is no moment (a conversation's ``now:`` is refused
+    alike, CH366): compared with the times the agent keeps, it would fail mid-turn."""
+    try:
+        fixed = datetime.fromisoformat(value)
+    except ValueError:
+        fixed = None
+    if fixed is None or fixed.utcoffset() is None:
+        return f"--now {value!r} is not an ISO 8601 time with a UTC offset (2025-06-30T10:00+08:00)"
+    return fixed
 
 
 def host() -> PluginHost:

@@ -25,7 +25,14 @@ from typing import Annotated
 
 import typer
 
-from charter.cli.common import EXIT_OK, EXIT_USAGE, EXIT_USER, emit_diagnostics, runtime_registry
+from charter.cli.common import (
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_USER,
+    emit_diagnostics,
+    fixed_now,
+    runtime_registry,
+)
 from charter.cli.common import DiagFormat as _Format
 from charter.cli.config import render_diagnostics
 
@@ -53,9 +60,17 @@ def register(app: typer.Typer) -> None:
                 help="A charter.toml or pyproject.toml (or its directory); default: here.",
             ),
         ] = None,
+        now: Annotated[
+            str | None,
+            typer.Option(
+                "--now",
+                metavar="ISO",
+                help="Fix the agent's clock (2025-06-30T10:00+08:00): a demo's or a test's day.",
+            ),
+        ] = None,
     ) -> None:
         """Serve the agent over HTTP: turns, memory, goals, traces, health."""
-        raise typer.Exit(run(host=host, port=port, domain=domain, config_path=config))
+        raise typer.Exit(run(host=host, port=port, domain=domain, config_path=config, now=now))
 
 
 def _fail(message: str) -> None:
@@ -79,7 +94,12 @@ def run(
     port: int | None = None,
     domain: str | None = None,
     config_path: Path | None = None,
+    now: str | None = None,
 ) -> int:
+    fixed = fixed_now(now) if now is not None else None
+    if isinstance(fixed, str):
+        _fail(fixed)
+        return EXIT_USER
     try:
         import uvicorn
 
@@ -114,7 +134,8 @@ def run(
         emit_diagnostics(plugin_diags, _Format.text)
         return EXIT_USER
     try:
-        agent = default_agent(cfg, os.environ, registry)
+        clock = None if fixed is None else (lambda: fixed)
+        agent = default_agent(cfg, os.environ, registry, clock)
     except (ValueError, LLMError, MemoryKeyError, OSError) as exc:
         _fail(f"cannot start the agent: {exc}")
         return EXIT_USER

@@ -4,7 +4,8 @@ its fallback chain, and the circuit breakers.
 ``call`` runs exactly what an agent runs — argument schema and constraints with the contract's
 messages, the breaker, the timeout, the output checks, the fallback protocol — and prints what
 the user would be told. ``--inject`` makes the call fail on purpose (a fire drill of the
-fallback chain). ``call`` needs no database: its tickets and breaker state live in the
+fallback chain); ``--now`` sets the turn's clock the skill sees (``SkillContext``), as a skill
+case's ``now:`` does. ``call`` needs no database: its tickets and breaker state live in the
 database of ``--db URL``, else ``$CHARTER_DATABASE_URL`` (the one ``charter tickets`` and
 ``charter goals`` read), so the strikes of one ``call`` count for the next and ``status``
 shows them; with neither, in a temporary database for the call, deleted after it (a drill in a
@@ -35,6 +36,7 @@ from charter.cli.common import (
     compile_all,
     emit_diagnostics,
     find_packs,
+    fixed_now,
     host,
     one_pack,
     open_database,
@@ -245,9 +247,17 @@ def call(
         ),
     ] = None,
     fmt: FormatOption = OutFormat.text,
+    now: Annotated[
+        str | None,
+        typer.Option(
+            "--now",
+            metavar="ISO",
+            help="The turn's clock the skill sees (2025-06-30T10:00+08:00), as a case's now:.",
+        ),
+    ] = None,
 ) -> None:
     """Call a skill through its guards; on failure its fallback protocol answers."""
-    raise typer.Exit(run_call(name, domain, args, context, inject, db, fmt))
+    raise typer.Exit(run_call(name, domain, args, context, inject, db, fmt, now))
 
 
 def run_call(
@@ -258,6 +268,7 @@ def run_call(
     inject: str | None,
     db: str | None,
     fmt: OutFormat,
+    now: str | None = None,
 ) -> int:
     prog = "charter skills call"
     try:
@@ -266,6 +277,11 @@ def run_call(
         return _fail(prog, f"--args and --context take JSON objects: {exc}")
     if not isinstance(parsed_args, dict) or not isinstance(parsed_ctx, dict):
         return _fail(prog, "--args and --context take JSON objects")
+    if now is not None:  # the turn's clock, as a skill case's now: sets it
+        fixed = fixed_now(now)
+        if isinstance(fixed, str):
+            return _fail(prog, fixed)
+        parsed_ctx["now"] = fixed
     pack, found = _contract(prog, domain, name)
     if pack is None:
         return EXIT_USER

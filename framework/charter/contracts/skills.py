@@ -38,6 +38,16 @@ class SkillContext:
         return self.now.date()
 
 
+@dataclass(frozen=True)
+class Refused:
+    """A skill's own refusal of arguments its contract admitted (``Skill.refuses``): the
+    ``message`` the user is told and the arguments to ask again (``asks``), as a contract
+    constraint's ``message`` and ``asks:`` are."""
+
+    message: str
+    asks: tuple[str, ...]
+
+
 @runtime_checkable
 class Skill(Protocol):
     """The implementation of a skill contract (``skills/<name>.yaml``) of the same ``name``.
@@ -53,6 +63,13 @@ class Skill(Protocol):
     ``__call__`` may also take ``context: SkillContext`` (keyword; Charter looks at the
     signature once and passes it only to a skill that accepts it): the turn's clock and who
     calls. A skill taking only ``args`` keeps working.
+
+    A skill may also define ``refuses(args, *, context: SkillContext) -> Refused | None``:
+    its own check of what the contract cannot know — what holds on the turn's day, in its own
+    data (a date before today, a session the schedule does not open). Charter asks it after the
+    contract's checks, before the call and before an executing skill's confirmation, and tells
+    a refusal as a contract constraint's (``status: invalid``, the goal asking ``asks`` again).
+    It must change nothing: it is asked again when the call runs.
     """
 
     name: str

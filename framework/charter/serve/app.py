@@ -57,6 +57,7 @@ from charter.serve.models import (
     TurnRequest,
 )
 from charter.serve.params import SessionFilter, TraceId, UserFilter, UserId, known_query
+from charter.store.clock import Clock
 from charter.store.migrations import SchemaError
 
 log = logging.getLogger("charter.serve")
@@ -85,15 +86,20 @@ class Service:
 
 
 def default_agent(
-    config: Config, environ: Mapping[str, str], registry: Registry | None = None
+    config: Config,
+    environ: Mapping[str, str],
+    registry: Registry | None = None,
+    clock: Clock | None = None,
 ) -> Agent:
-    """The agent the configuration describes, ``[model.options]`` given to its backend."""
+    """The agent the configuration describes, ``[model.options]`` given to its backend, on
+    ``clock`` (``charter serve --now``: the turns' clock, and so their skills') or the wall
+    clock."""
     from charter.agent.configured import agent_from_config, make_llm
     from charter.plugins.host import default_host
 
     registry = registry or default_host().registry
     llm = make_llm(config, registry, config.model.options)
-    return agent_from_config(config, llm=llm, registry=registry, environ=environ)
+    return agent_from_config(config, llm=llm, registry=registry, environ=environ, clock=clock)
 
 
 def _service(request: Request) -> Service:

@@ -24,7 +24,7 @@ from charter.compile.response_spec import default_spec
 from charter.compile.specs.skills import SkillCase
 from charter.compile.teller import Teller
 from charter.contracts.registry import Registry
-from charter.contracts.skills import Skill, SkillContext, takes_context
+from charter.contracts.skills import Refused, Skill, SkillContext, takes_context
 from charter.skills.breaker import BreakerRegistry
 from charter.skills.runner import SkillOutcome, SkillRunner
 from charter.skills.tickets import TicketStore
@@ -62,6 +62,11 @@ class _Watched:
             raise
         seen.returned, seen.output = True, value
         return value
+
+    def refuses(self, args: Mapping[str, Any], *, context: SkillContext) -> Refused | None:
+        own = getattr(self.skill, "refuses", None)
+        refused: Refused | None = own(args, context=context) if callable(own) else None
+        return refused
 
 
 def raised_at(exc: BaseException) -> str | None:

@@ -8,7 +8,7 @@ a contract violation that must trigger reflection, not an answer).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from charter.compile.build import Test
 from charter.compile.program import Program
 from charter.compile.specs.skills import SkillContract
 from charter.contracts.registry import Registry
+from charter.contracts.skills import Refused, SkillContext
 from charter.dsl import ast as A
 from charter.text.patterns import PatternTimeout, bounded
 
@@ -104,9 +105,15 @@ class ContractGuard:
             (self._program[i], _arg_names(c.check), c.message, c.source, c.asks)
             for i, c in enumerate(contract.constraints)
         ]
+        # the skill's own check of what the contract cannot know (the turn's day, its data)
+        refuses = getattr(registry.skills.get(contract.name), "refuses", None)
+        self.refuses: Callable[..., Refused | None] | None = refuses if callable(refuses) else None
 
-    def check_args(self, args: Mapping[str, Any]) -> Violation | None:
-        """The first problem with ``args`` (schema first, then constraints), or None.
+    def check_args(
+        self, args: Mapping[str, Any], context: SkillContext | None = None
+    ) -> Violation | None:
+        """The first problem with ``args`` (schema first, then constraints, then the skill's
+        own ``refuses`` with ``context``, when it has one and a context is given), or None.
 
         A constraint applies only when every argument it reads was given: ``year_range`` is
         optional, and "若指定，首尾年份差不得大于3" says nothing when it is not."""
@@ -137,7 +144,17 @@ class ContractGuard:
             if not held:
                 field = ", ".join(asks or sorted(names))
                 return Violation(message, field, "constraint", source)
-        return None
+        if self.refuses is None or context is None:
+            return None
+        try:
+            refused = self.refuses(args, context=context)
+        except Exception:  # a check that cannot answer refuses nothing: the call will tell
+            return None
+        if refused is None:
+            return None
+        return Violation(
+            refused.message, ", ".join(refused.asks), "skill", f"refused by {self.contract.name}"
+        )
 
     def _errors(self, args: Mapping[str, Any]) -> list[Any]:
         found = sorted(self._input.iter_errors(args), key=lambda e: (list(e.path), e.validator))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from charter.contracts.skills import Skill, SkillContext, takes_context
+from charter.contracts.skills import Refused, Skill, SkillContext, takes_context
 
 
 class Outage:
@@ -25,3 +25,12 @@ class Outage:
         if self._contextual and context is not None:
             return self.skill(args, context=context)  # type: ignore[call-arg]
         return self.skill(args)
+
+    def refuses(self, args: Mapping[str, Any], *, context: SkillContext) -> Refused | None:
+        """The skill's own check, while it is up: a system that is down checks nothing (the
+        call fails, and its fallback tells)."""
+        own = getattr(self.skill, "refuses", None)
+        if self.down or not callable(own):
+            return None
+        refused: Refused | None = own(args, context=context)
+        return refused

@@ -1,8 +1,9 @@
 """Guarded skill execution (ARCHITECTURE §8, seed 001 §4.2): ``SkillRunner.call(skill, args,
 context)``.
 
-1. the arguments against the input schema and the constraints — a violation is answered with
-   the contract's user-facing message and never reaches the skill;
+1. the arguments against the input schema and the constraints, then the skill's own
+   ``refuses`` (what holds on the turn's day) — a violation is answered with the contract's
+   user-facing message (the skill's) and never reaches the skill;
 2. the breaker of the skill admits the call (or it fails at once, ``breaker_open``);
 3. the implementation runs on a worker thread, waited for at most the contract's timeout
    (a Python thread cannot be killed: a call that overruns is abandoned, its late result
@@ -33,7 +34,7 @@ from charter.contracts.skills import SkillContext, takes_context
 from charter.skills.breaker import BreakerOpenError, BreakerRegistry, BreakerSettings
 from charter.skills.executions import Executed, ExecutionLedger
 from charter.skills.fallback import CallContext, Failure, FallbackRunner
-from charter.skills.guard import ContractGuard
+from charter.skills.guard import ContractGuard, Violation
 from charter.skills.outcome import CallRecord, SkillOutcome, Status, result_text
 from charter.skills.tickets import TicketStoreProtocol
 from charter.skills.workers import Workers
@@ -143,10 +144,17 @@ class SkillRunner:
             session_id=ctx.session_id,
         )
 
-    def check(self, name: str, args: Mapping[str, Any]) -> SkillOutcome | None:
-        """The contract's refusal of ``args`` (schema and constraints), without calling the
-        skill or its fallback; None when the call would be admitted."""
-        violation = self._guards[name].check_args(args)
+    def check(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        context: CallContext | Mapping[str, Any] | None = None,
+    ) -> SkillOutcome | None:
+        """The refusal of ``args`` (the contract's schema and constraints, the skill's own
+        ``refuses`` on the turn of ``context``), without calling the skill or its fallback;
+        None when the call would be admitted."""
+        ctx = context if isinstance(context, CallContext) else CallContext.of(context)
+        violation = self._admits(name, args, ctx)
         if violation is None:
             return None
         failure = Failure(
@@ -157,6 +165,10 @@ class SkillRunner:
             field=violation.field,
         )
         return SkillOutcome(name, "invalid", args, violation.message, None, failure)
+
+    def _admits(self, name: str, args: Mapping[str, Any], ctx: CallContext) -> Violation | None:
+        guard = self._guards[name]
+        return guard.check_args(args, self.skill_context(ctx) if guard.refuses else None)
 
     def replay(self, name: str, args: Mapping[str, Any], key: str) -> SkillOutcome | None:
         """What the execution of ``key`` gave, from the ledger; None when nothing is kept (a
@@ -220,7 +232,7 @@ class SkillRunner:
         name = contract.name
         guard = self._guards[name]
         started, t0 = time.time(), time.perf_counter()
-        violation = guard.check_args(args)
+        violation = self._admits(name, args, ctx)
         if violation is not None:
             failure = Failure(
                 "invalid_args",

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from charter_skills._data import load, money, plain, upper
+from charter.contracts.skills import SkillContext
+from charter_skills._data import day_of, load, money, plain, upper
 
 MAX_RESULTS = 5  # the contract's limits.max_results: more would be a contract violation
 SOURCE_NAMES = {"national": "国家", "province_A": "省份A", "province_B": "省份B"}
@@ -123,7 +124,9 @@ class Account:
 
 class AccountBalance:
     """The balance of the demo account whose card ends in ``account_tail``; an unknown tail is
-    an empty result that says so (not an error: the user may have mistyped)."""
+    an empty result that says so (not an error: the user may have mistyped). The demo accounts
+    are today's (as ``transfer`` takes them): the balance is stated as of the turn's day when
+    its clock was set, else as of the data's ``as_of`` (``day_of``)."""
 
     name = "account_balance"
     description = "按卡号后四位查询演示账户余额"
@@ -137,7 +140,10 @@ class AccountBalance:
         )
         self.as_of = as_of or str(data["as_of"])
 
-    def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(
+        self, args: Mapping[str, Any], *, context: SkillContext | None = None
+    ) -> dict[str, Any]:
+        as_of = day_of(context, self.as_of)
         tail = str(args["account_tail"])
         account = next((a for a in self.accounts if a.tail == tail), None)
         if account is None:
@@ -157,12 +163,12 @@ class AccountBalance:
                     "balance": plain(amount),
                     "balance_upper": words,
                     "currency": account.currency,
-                    "as_of": self.as_of,
+                    "as_of": as_of,
                 }
             ],
             "summary": (
                 f"尾号{account.tail}的{account.type}账户余额为{digits}（{words}），"
-                f"数据截至{self.as_of}。"
+                f"数据截至{as_of}。"
             ),
         }
 

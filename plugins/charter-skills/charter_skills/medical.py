@@ -5,6 +5,14 @@
 doctor (the medical pack blocks diagnoses). ``appointment_book`` books a session from the
 capacity table of ``data/schedule.json``.
 
+The table is written for its own day, ``as_of`` (2025-06-30): its dates (07-01 to 07-05) and
+their overrides are days counted from it, and move with the turn's clock when it was set
+(``day_of``): under ``now: 2027-03-02`` the table's 07-01 is 2027-03-03, tomorrow, with 07-01's
+capacity. The closed sessions are weekdays (no Saturday afternoon clinic, none on Sunday),
+true of whatever date. What the day decides is refused before the call and before the
+confirmation (``refuses``, told as a contract constraint is): a date before today, a date the
+table does not open, a closed session.
+
 Booking numbers are ``<department code>-<yyyymmdd>-<AM|PM>-<nnn>``, ``nnn`` being the place in
 the session's queue: the table's count already booked, plus the bookings this instance made.
 So a fresh instance gives the same numbers for the same calls (tests pin them), and two
@@ -16,11 +24,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from datetime import date as Date
 from typing import Any
 
-from charter_skills._data import load
+from charter.contracts.skills import Refused, SkillContext
+from charter_skills._data import day_of, load
 
 PERIOD_CODES = {"上午": "AM", "下午": "PM"}
+OTHER_PERIOD = {"上午": "下午", "下午": "上午"}
+WEEKDAYS = "一二三四五六日"
 NOT_A_DIAGNOSIS = "以上仅为分诊建议，不是诊断，具体请以医生面诊为准。"
 
 
@@ -61,12 +73,13 @@ class DepartmentRecommend:
 class AppointmentBook:
     """Book ``period`` (上午/下午) of ``date`` in ``department``: a booking number, or
     ``full`` when the session has no place left (or the department does not see patients
-    then)."""
+    then). "Today" is the turn's day when its clock was set, else the table's ``as_of``."""
 
     name = "appointment_book"
     description = "预约指定科室、日期和时段（上午/下午）的门诊号"
 
     def __init__(self) -> None:
+        self.as_of = str(load("schedule")["as_of"])
         self._lock = threading.Lock()
         self._booked: dict[tuple[str, str, str], int] = {}
         self._numbers: dict[str, tuple[str, str, str]] = {}  # booking no -> its session
@@ -77,26 +90,54 @@ class AppointmentBook:
         return AppointmentBook()
 
     @staticmethod
-    def slots(department: str, date: str, period: str) -> tuple[int, int]:
-        """(capacity, booked) of a session in the table; a date the table does not list has
-        no capacity."""
+    def slots(department: str, date: str, period: str, today: str | None = None) -> tuple[int, int]:
+        """(capacity, booked) of a session on ``today`` (default the table's ``as_of``): the
+        table's entry as many days after its ``as_of`` as ``date`` is after ``today``; a date
+        the table does not list, or a closed session, has no capacity."""
         table = load("schedule")
-        closed = {(c["date"], c["period"]) for c in table["closed"]}
-        if date not in table["dates"] or (date, period) in closed:
+        if _closed(date, period):
+            return 0, 0
+        listed = _listed(date, today or str(table["as_of"]))
+        if listed not in table["dates"]:
             return 0, 0
         for o in table["overrides"]:
-            if (o["department"], o["date"], o["period"]) == (department, date, period):
+            if (o["department"], o["date"], o["period"]) == (department, listed, period):
                 return int(o["slots"][0]), int(o["slots"][1])
         capacity, booked = table["default"][period]
         return int(capacity), int(booked)
 
-    def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def refuses(self, args: Mapping[str, Any], *, context: SkillContext) -> Refused | None:
+        """Why ``date`` and ``period`` cannot be booked on the turn's day: a date before today,
+        a date the table does not open (today's included), a closed session (only the period
+        is asked again when the other half-day is open)."""
+        today = day_of(context, self.as_of)
+        day, period = str(args["date"]), str(args["period"])
+        dates = load("schedule")["dates"]
+        first, last = _moved(dates[0], today), _moved(dates[-1], today)
+        if day < today:
+            return Refused(
+                f"就诊日期{day}早于今天（{today}），只能预约{first}至{last}的号源，请重新选择日期。",
+                ("date",),
+            )
+        if _listed(day, today) not in dates:
+            return Refused(f"目前只开放{first}至{last}的号源，请重新选择日期。", ("date",))
+        if not _closed(day, period):
+            return None
+        weekday = f"{day}（周{WEEKDAYS[Date.fromisoformat(day).weekday()]}）"
+        other = OTHER_PERIOD[period]
+        if _closed(day, other):
+            return Refused(f"{weekday}不开诊，请选择其他日期。", ("date",))
+        return Refused(f"{weekday}{period}不开诊，请选择{other}或其他日期。", ("period",))
+
+    def __call__(
+        self, args: Mapping[str, Any], *, context: SkillContext | None = None
+    ) -> dict[str, Any]:
         """``replaces``: a booking this one moves (改约): cancelled once the new one is made;
         when the new session is full, the old booking stands."""
         department, date, period = str(args["department"]), str(args["date"]), str(args["period"])
         old = str(args["replaces"]) if args.get("replaces") else None
         code = load("schedule")["departments"][department]
-        capacity, booked = self.slots(department, date, period)
+        capacity, booked = self.slots(department, date, period, day_of(context, self.as_of))
         key = (department, date, period)
         with self._lock:
             taken = booked + self._booked.get(key, 0)
@@ -139,3 +180,21 @@ class AppointmentBook:
             "summary": f"已为您预约{department}{date}{period}的门诊，预约号{number}，"
             f"就诊序号第{place}号，请按时到院取号。",
         }
+
+
+def _listed(day: str, today: str) -> str:
+    """The table's date for ``day`` seen from ``today``: as many days after its ``as_of``."""
+    as_of = Date.fromisoformat(str(load("schedule")["as_of"]))
+    return (as_of + (Date.fromisoformat(day) - Date.fromisoformat(today))).isoformat()
+
+
+def _moved(listed: str, today: str) -> str:
+    """The day the table's date ``listed`` is, seen from ``today``."""
+    shift = Date.fromisoformat(today) - Date.fromisoformat(str(load("schedule")["as_of"]))
+    return (Date.fromisoformat(listed) + shift).isoformat()
+
+
+def _closed(day: str, period: str) -> bool:
+    """Is there no clinic in ``period`` on ``day``'s weekday?"""
+    weekday = Date.fromisoformat(day).isoweekday()
+    return any((c["weekday"], c["period"]) == (weekday, period) for c in load("schedule")["closed"])

@@ -4,8 +4,15 @@ demo accounts of ``data/accounts.json`` and the payees, limits and risk list of
 
 A transfer the rules refuse is a result, ``status: rejected`` with a ``code`` and a ``reason``
 the user can act on (another card, the payee's card number, the counter); only a transfer that
-goes through gets a number, ``TR-<yyyymmdd>-<nnnn>`` of the accounts' ``as_of`` day (the demo's
-today), counted per instance like ``AppointmentBook``'s bookings.
+goes through gets a number, ``TR-<yyyymmdd>-<nnnn>`` of today, counted per instance like
+``AppointmentBook``'s bookings.
+
+"Today" is the turn's day when its clock was set (``day_of``: ``charter chat --now``, a
+conversation's ``now:``), else the accounts' ``as_of`` (2024-05-01). The demo accounts are
+today's, whatever day that is: their balances, and what each card already sent today
+(``transferred_today``), counted against the daily limit of a transfer made today — not of one
+scheduled for a later day. A transfer dated before today is refused (``past_date``); one dated
+after it is scheduled.
 
 The demo data is never changed: every call is judged against the packaged balances and the
 amount each card already sent today, so a test's outcome does not depend on the calls before
@@ -28,7 +35,8 @@ from typing import Any
 
 from stdnum import luhn
 
-from charter_skills._data import Serial, both, load, money, plain, upper
+from charter.contracts.skills import SkillContext
+from charter_skills._data import Serial, both, day_of, load, money, plain, upper
 from charter_skills.finance import Account
 
 
@@ -42,7 +50,8 @@ class Payee:
 @dataclass(frozen=True)
 class TransferRules:
     """What decides a transfer: the limits (yuan), the saved payees, the risk list (names and
-    card numbers), the cards and what each already sent today, the primary card, today."""
+    card numbers), the cards and what each already sent today, the primary card, and the day
+    the data is for (the day a skill without the turn's clock takes for today)."""
 
     single_limit: Decimal
     daily_limit: Decimal
@@ -78,7 +87,8 @@ class _Refusal:
 
 class Transfer:
     """Transfer ``amount`` yuan to ``payee`` from the card ending in ``card_tail`` (default:
-    the primary card), today or on ``date``. A payee not saved needs ``payee_card``."""
+    the primary card), today (the turn's day, ``day_of``) or on ``date``. A payee not saved
+    needs ``payee_card``."""
 
     name = "transfer"
     description = "向收款人转账（常用收款人或提供银行卡号的收款人），可指定付款卡和预约日期"
@@ -92,15 +102,18 @@ class Transfer:
         one, so the numbers it pins do not depend on what ran before."""
         return Transfer(self.rules)
 
-    def __call__(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(
+        self, args: Mapping[str, Any], *, context: SkillContext | None = None
+    ) -> dict[str, Any]:
+        today = day_of(context, self.rules.today)
         payee = str(args["payee"])
         amount = money(args["amount"])
         tail = str(args.get("card_tail") or self.rules.primary)
         card = args.get("payee_card")
         card = str(card) if card else None
-        day = str(args.get("date") or self.rules.today)
+        day = str(args.get("date") or today)
         account = next((a for a in self.rules.accounts if a.tail == tail), None)
-        refusal = self._refusal(payee, amount, account, tail, card, day)
+        refusal = self._refusal(payee, amount, account, tail, card, day, today)
         if refusal is not None:
             return {
                 "status": "rejected",
@@ -115,8 +128,8 @@ class Transfer:
         words = upper(amount)
         balance_after = money(account.balance) - amount
         to = f"{payee}（收款卡尾号{card[-4:]}）" if card else payee
-        scheduled = day != self.rules.today
-        number = self._serial.take(self.rules.today)
+        scheduled = day != today
+        number = self._serial.take(today)
         if scheduled:
             summary = (
                 f"已预约于{day}向{to}转账{said}，付款卡尾号{tail}，交易流水号{number}，"
@@ -148,15 +161,17 @@ class Transfer:
         tail: str,
         card: str | None,
         day: str,
+        today: str,
     ) -> _Refusal | None:
-        """Why the rules refuse this transfer, the first reason in the order a teller checks:
-        the card, the date, the risk list, the payee's card, the limits, the balance."""
+        """Why the rules refuse this transfer on ``today``, the first reason in the order a
+        teller checks: the card, the date, the risk list, the payee's card, the limits, the
+        balance."""
         rules = self.rules
         if account is None:
             return _Refusal("unknown_card", f"没有找到尾号{tail}的付款卡，请核对卡号后四位")
-        if day < rules.today:
+        if day < today:
             return _Refusal(
-                "past_date", f"转账日期{day}早于今天（{rules.today}），请选择今天或之后的日期"
+                "past_date", f"转账日期{day}早于今天（{today}），请选择今天或之后的日期"
             )
         if payee in rules.risk_names or (card is not None and card in rules.risk_cards):
             return _Refusal(
@@ -173,10 +188,10 @@ class Transfer:
                 "single_limit",
                 f"单笔转账金额不能超过{both(rules.single_limit)}，大额转账请到银行柜台办理",
             )
-        sent = rules.sent_today.get(tail, Decimal(0)) if day == rules.today else Decimal(0)
+        sent = rules.sent_today.get(tail, Decimal(0)) if day == today else Decimal(0)
         if sent + amount > rules.daily_limit:
             left = max(rules.daily_limit - sent, Decimal(0))
-            when = "今日" if day == rules.today else f"{day}当日"
+            when = "今日" if day == today else f"{day}当日"
             return _Refusal(
                 "daily_limit",
                 f"超出尾号{tail}的卡单日转账限额{both(rules.daily_limit)}，"

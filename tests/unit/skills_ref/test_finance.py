@@ -3,11 +3,13 @@ the summaries (which must never claim results they do not hold) and the amount i
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
+from charter.contracts.skills import SkillContext
 from charter.skills.guard import SUCCESS_CLAIM
 from charter_skills._data import money, upper
 from charter_skills.finance import MAX_RESULTS, AccountBalance, PolicySearch, policies
@@ -115,6 +117,19 @@ def test_account_balance_result_fields() -> None:
             "as_of": "2024-05-01",
         }
     ]
+
+
+@pytest.mark.parametrize(
+    ("clock_set", "day"),
+    [(False, "2024-05-01"), (True, "2027-03-02")],  # the wall clock keeps the data's as_of
+)
+def test_the_balance_is_as_of_the_turns_day_when_the_clock_was_set(
+    clock_set: bool, day: str
+) -> None:
+    told = SkillContext(datetime(2027, 3, 2, 9, 0, tzinfo=timezone(timedelta(hours=8))), clock_set)
+    result = AccountBalance()({"account_tail": "0021"}, context=told)
+    assert result["summary"] == f"尾号0021的活期储蓄账户余额为¥0.50（伍角），数据截至{day}。"
+    assert result["results"][0]["as_of"] == day
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,15 @@
 """The medical reference skills called directly: the keyword table (never a diagnosis) and
-booking numbers from the capacity table, pinned for a fresh instance."""
+booking numbers from the capacity table, pinned for a fresh instance; the table moves with the
+turn's clock when it was set, and what that day refuses (``refuses``)."""
 
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from charter.contracts.skills import SkillContext
 from charter_skills.medical import AppointmentBook, DepartmentRecommend
 
 DIAGNOSIS = re.compile("确诊为|诊断为|你得了|您得了|你患有|您患有|可以确定是")
@@ -84,3 +87,100 @@ def test_capacity_table(date: str, period: str, slots: tuple[int, int]) -> None:
 def test_a_closed_session_is_full_when_called_directly() -> None:
     result = AppointmentBook()({"department": "皮肤科", "date": "2025-07-05", "period": "下午"})
     assert (result["status"], result["results"]) == ("full", [])
+
+
+CST = timezone(timedelta(hours=8))
+# the turn's clock on another day than the table's as_of (2025-06-30): 2027-03-02 is a Tuesday
+MOVED = SkillContext(datetime(2027, 3, 2, 9, 0, tzinfo=CST), clock_set=True)
+WALL = SkillContext(datetime(2027, 3, 2, 9, 0, tzinfo=CST), clock_set=False)
+
+
+@pytest.mark.parametrize(
+    ("context", "department", "date", "period", "number"),
+    [
+        (None, "皮肤科", "2025-07-01", "上午", "PF-20250701-AM-013"),
+        (WALL, "皮肤科", "2025-07-01", "上午", "PF-20250701-AM-013"),  # the wall clock: as_of
+        # the table moves with the clock: tomorrow is its 07-01, 儿科's morning its 39th place
+        (MOVED, "皮肤科", "2027-03-03", "上午", "PF-20270303-AM-013"),
+        (MOVED, "儿科", "2027-03-03", "上午", "EK-20270303-AM-040"),
+        (MOVED, "骨科", "2027-03-06", "上午", "GK-20270306-AM-013"),
+    ],
+)
+def test_booking_numbers_follow_the_turns_day(
+    context: SkillContext | None, department: str, date: str, period: str, number: str
+) -> None:
+    args = {"department": department, "date": date, "period": period}
+    done = AppointmentBook()(args) if context is None else AppointmentBook()(args, context=context)
+    assert done["results"][0]["booking_no"] == number
+
+
+def test_tomorrows_full_session_moves_with_the_clock() -> None:
+    args = {"department": "呼吸内科", "date": "2027-03-03", "period": "上午"}
+    assert AppointmentBook()(args, context=MOVED)["status"] == "full"
+    assert AppointmentBook()({**args, "date": "2027-03-04"}, context=MOVED)["status"] == "booked"
+
+
+@pytest.mark.parametrize(
+    ("context", "date", "period", "refused"),
+    [
+        (WALL, "2025-07-02", "上午", None),
+        (
+            WALL,
+            "2025-06-29",
+            "上午",
+            (
+                "就诊日期2025-06-29早于今天（2025-06-30），只能预约"
+                "2025-07-01至2025-07-05的号源，请重新选择日期。",
+                ("date",),
+            ),
+        ),
+        (
+            WALL,
+            "2025-06-30",
+            "上午",
+            ("目前只开放2025-07-01至2025-07-05的号源，请重新选择日期。", ("date",)),
+        ),
+        (
+            WALL,
+            "2025-07-08",
+            "上午",
+            ("目前只开放2025-07-01至2025-07-05的号源，请重新选择日期。", ("date",)),
+        ),
+        (
+            WALL,
+            "2025-07-05",
+            "下午",
+            ("2025-07-05（周六）下午不开诊，请选择上午或其他日期。", ("period",)),
+        ),
+        (MOVED, "2027-03-03", "上午", None),
+        (
+            MOVED,
+            "2025-07-02",
+            "上午",
+            (
+                "就诊日期2025-07-02早于今天（2027-03-02），只能预约"
+                "2027-03-03至2027-03-07的号源，请重新选择日期。",
+                ("date",),
+            ),
+        ),
+        (
+            MOVED,
+            "2027-03-08",
+            "上午",
+            ("目前只开放2027-03-03至2027-03-07的号源，请重新选择日期。", ("date",)),
+        ),
+        (
+            MOVED,
+            "2027-03-06",
+            "下午",
+            ("2027-03-06（周六）下午不开诊，请选择上午或其他日期。", ("period",)),
+        ),
+        (MOVED, "2027-03-07", "上午", ("2027-03-07（周日）不开诊，请选择其他日期。", ("date",))),
+    ],
+)
+def test_what_the_day_refuses(
+    context: SkillContext, date: str, period: str, refused: tuple[str, tuple[str, ...]] | None
+) -> None:
+    args = {"department": "骨科", "date": date, "period": period}
+    told = AppointmentBook().refuses(args, context=context)
+    assert (None if told is None else (told.message, told.asks)) == refused

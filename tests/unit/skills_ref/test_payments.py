@@ -1,12 +1,13 @@
 """The finance executing skill ``transfer`` called directly on fresh instances: every field of a
 transfer that goes through (its number included), every refusal with its code and exact words,
-the numbering (per instance, per day, thread-safe, refusals take none) and the demo data the
-rules come from."""
+the numbering (per instance, per day, thread-safe, refusals take none), the demo data the
+rules come from, and "today" as the turn's day when its clock was set."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 import yaml
 from stdnum import luhn
 
+from charter.contracts.skills import SkillContext
 from charter_skills._data import load, money
 from charter_skills.payments import Transfer, TransferRules
 from charter_zh.formatters import Amount, MoneyUpper
@@ -301,3 +303,63 @@ def test_the_demo_data_is_consistent() -> None:
 def test_a_missing_payee_raises() -> None:
     with pytest.raises(KeyError):
         Transfer()({"amount": 100})
+
+
+CST = timezone(timedelta(hours=8))
+MOVED = SkillContext(datetime(2027, 3, 2, 9, 0, tzinfo=CST), clock_set=True)
+WALL = SkillContext(datetime(2027, 3, 2, 9, 0, tzinfo=CST), clock_set=False)
+
+
+@pytest.mark.parametrize(
+    ("context", "args", "fields"),
+    [
+        # the wall clock: the demo's day
+        (WALL, {"payee": "张三", "amount": 100}, {"transfer_no": "TR-20240501-0001"}),
+        # the turn's day: today's number, today's transfer
+        (
+            MOVED,
+            {"payee": "张三", "amount": 100},
+            {"transfer_no": "TR-20270302-0001", "date": "2027-03-02", "scheduled": False},
+        ),
+        # the demo's day is long past: a date after the turn's day is scheduled, numbered today
+        (
+            MOVED,
+            {"payee": "张三", "amount": 100, "date": "2027-03-05"},
+            {"transfer_no": "TR-20270302-0001", "date": "2027-03-05", "scheduled": True},
+        ),
+    ],
+)
+def test_today_is_the_turns_day_when_the_clock_was_set(
+    context: SkillContext, args: dict[str, Any], fields: dict[str, Any]
+) -> None:
+    result = Transfer()(args, context=context)
+    assert {k: result[k] for k in fields} == fields
+
+
+@pytest.mark.parametrize(
+    ("context", "args", "code", "reason"),
+    [
+        (
+            MOVED,
+            {"payee": "张三", "amount": 100, "date": "2024-05-01"},  # the demo's own day
+            "past_date",
+            "转账日期2024-05-01早于今天（2027-03-02），请选择今天或之后的日期",
+        ),
+        (
+            MOVED,
+            {"payee": "张三", "amount": 30000, "card_tail": "3377"},  # sent 80000 today
+            "daily_limit",
+            "超出尾号3377的卡单日转账限额¥100,000.00（壹拾万元整），今日剩余额度¥20,000.00（贰万元整）",
+        ),
+    ],
+)
+def test_refusals_on_the_turns_day(
+    context: SkillContext, args: dict[str, Any], code: str, reason: str
+) -> None:
+    result = Transfer()(args, context=context)
+    assert (result["status"], result["code"], result["reason"]) == ("rejected", code, reason)
+
+
+def test_what_was_sent_today_counts_only_today_on_the_turns_day() -> None:
+    tomorrow = {"payee": "张三", "amount": 30000, "card_tail": "3377", "date": "2027-03-03"}
+    assert Transfer()(tomorrow, context=MOVED)["status"] == "done"

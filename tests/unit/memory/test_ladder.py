@@ -15,9 +15,9 @@ import pytest
 import sqlalchemy as sa
 
 from charter.compile.specs.memory import Lifecycle, MemoryPolicy
+from charter.memory.crypto import forgotten_id
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
-from charter.memory.crypto import forgotten_id
 from charter.memory.facts.tables import MEMORY_AUDIT, MEMORY_FACT
 from charter.memory.ladder import LayeredMemory, Recollection
 from charter.memory.narrative import NarrativeStore

@@ -21,8 +21,8 @@ import pytest
 
 from charter.compile.specs.memory import MemoryPolicy
 from charter.contracts.registry import Registry
-from charter.memory.embedders import HashEmbedder
 from charter.memory.crypto import FORGOTTEN, forgotten_id
+from charter.memory.embedders import HashEmbedder
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative.lifecycle import archive_cold, expire
 from charter.memory.pipeline import WritePipeline

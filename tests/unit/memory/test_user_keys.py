@@ -80,7 +80,7 @@ def test_the_key_is_stored_wrapped_and_only_the_memory_key_unwraps_it(
                 user_id="u2", key_id=row[0], wrapped=row[1], created_at=sa.func.now()
             )
         )
-    fresh, fresh_keys = cipher(memory_sqlite_url)
+    fresh_keys = UserKeys(memory_sqlite_url, KEY)
     with pytest.raises(DecryptionError, match="does not unwrap"):
         fresh_keys.for_read("u2", bytes.fromhex(row[0]))
     for k in (keys, other_keys, fresh_keys):

@@ -28,7 +28,7 @@ from charter.agent import Agent
 from charter.agent.configured import agent_options
 from charter.compile.api import compile_path
 from charter.llm.scripted import ScriptedLLM
-from charter.memory.facts.privacy import user_hash
+from charter.memory.crypto import decode_key, forgotten_id
 from charter.plugins.host import default_registry
 from charter.serve import create_app
 from tests.support.serve import KEY, ROOT, TestClient, auth, serve_config
@@ -172,7 +172,7 @@ def count(url: str, table: str) -> int:
 
 @pytest.mark.slow  # three users through every entry point, then every byte searched (about 3 s)
 def test_forget_leaves_nothing_from_any_entry_point(
-    deployment: Deployment, run_cli: Callable[..., Any]
+    deployment: Deployment, run_cli: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     d = deployment
     for user in USERS:
@@ -212,8 +212,10 @@ def test_forget_leaves_nothing_from_any_entry_point(
     assert holding(d, "bob") == set()
     assert holding(d, "carol") >= MARKED
 
-    # the command line, the service stopped
+    # the command line, the service stopped, the memory key in its environment (it names
+    # the forgotten user in the audit trail as the service does)
     d.stop()
+    monkeypatch.setenv("CHARTER_MEMORY_KEY", KEY)
     cli = run_cli(
         "memory",
         "forget",
@@ -236,7 +238,8 @@ def test_forget_leaves_nothing_from_any_entry_point(
     assert holding(d, "carol") == set()
 
     # nothing of anyone is left but the schema versions, SQLite's AUTOINCREMENT counters (a
-    # table name and a number) and the hashed forget rows
+    # table name and a number) and the forget rows, the user an HMAC under the memory key (no
+    # data key either: user_key is empty)
     left = {table: texts for table, texts in rows(d.url).items() if texts}
     assert left.keys() == {"charter_schema_version", "sqlite_sequence", "memory_audit"}
     audit = sa.create_engine(d.url)
@@ -245,7 +248,7 @@ def test_forget_leaves_nothing_from_any_entry_point(
             who = conn.execute(sa.text("SELECT user_id, action FROM memory_audit")).all()
     finally:
         audit.dispose()
-    hashes = {user_hash(f"acme:{u}") for u in USERS}
+    hashes = {forgotten_id(f"acme:{u}", decode_key(KEY, "KEY")) for u in USERS}
     assert {u for u, _ in who} == hashes
     assert {a for _, a in who} == {"forget"}
     assert [t for t in lance(d.narrative) if "acme" in t] == []

@@ -164,6 +164,11 @@ class Agent:
         # literally, in every text the turn stores (a slot value, a reply echoing it), even
         # where the words that said what it is (身份证号 …) are not written beside it.
         with self._user_lock(user_id), p.pipeline.pii.heard(text):
+            if p.keys is not None:
+                # the user's data key exists before any store seals inside its own write
+                # transaction (a goal's slots): on SQLite, making it there would wait on that
+                # transaction's lock
+                p.keys.for_write(user_id)
             try:
                 reply = self._turn(rec, accessor, session_id, text, context)
             except BaseException:

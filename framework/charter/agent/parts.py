@@ -42,6 +42,7 @@ from charter.memory.narrative import NarrativeStore
 from charter.memory.pipeline import WritePipeline
 from charter.memory.shared import SharedMemory, SharedSettings
 from charter.memory.short_term import ShortTermMemory, SqlShortTermStore
+from charter.memory.user_keys import UserKeys
 from charter.reflect.engine import Engine
 from charter.skills.breaker import BreakerRegistry
 from charter.skills.breaker_sql import SqlBreakerState
@@ -107,6 +108,8 @@ class Parts:
     shared: SharedMemory | None = None  # the shared pool, when configured
     shared_keys: frozenset[str] = frozenset()  # the slots turns share (intent.slot or slot)
     database: sa.Engine | None = None  # the stores' one engine, disposed of after them
+    # the users' data keys (charter.memory.user_keys): None when there is no memory key
+    keys: UserKeys | None = None
 
     def close(self) -> None:
         if self.shared is not None:
@@ -182,6 +185,11 @@ def build(
     # one engine (one connection pool) for every store on the agent's database, disposed of by
     # Parts.close after the stores
     database = make_engine(database_url)
+    keys = None
+    if pipeline.cipher is not None:
+        # every value the agent seals is sealed under its user's key, which forget destroys
+        keys = UserKeys(database, pipeline.cipher.key, clock=clock)
+        pipeline.cipher.user_keys = keys
     goals = GoalStore(
         database, clock=clock, on_transition=transition_hook, privacy=goal_privacy(pipeline)
     )
@@ -278,6 +286,7 @@ def build(
         shared=shared_pool(opts.shared),
         shared_keys=opts.shared.keys if opts.shared is not None else frozenset(),
         database=database,
+        keys=keys,
     )
 
 

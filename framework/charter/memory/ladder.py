@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from charter.memory.crypto import FORGOTTEN
 from charter.memory.facts import FactStore
 from charter.memory.facts.access import privileged_refusal, require_user
 from charter.memory.narrative import NarrativeStore
@@ -181,9 +182,10 @@ class LayeredMemory:
         data = self.facts.export(accessor)
         return {**data, "summaries": summaries}
 
-    def forget(self, accessor: Accessor) -> dict[str, int]:
+    def forget(self, accessor: Accessor, *, forgotten_as: str = FORGOTTEN) -> dict[str, int]:
         """Remove the user from every store; the fact store goes last, so the audit trail it
-        deletes includes the other stores' rows and only its hashed forget row remains."""
+        deletes includes the other stores' rows and only the forget rows remain, the user
+        named ``forgotten_as`` (``charter.memory.crypto.forgotten_id``)."""
         require_user(accessor)
         why = privileged_refusal(accessor)
         if why is not None:  # refused before any store changes; the fact store audits it
@@ -191,8 +193,8 @@ class LayeredMemory:
             raise PermissionError(f"forget refused: {why}")  # pragma: no cover - it raised
         counts = {"summaries": 0, "turns": 0}
         if self.narrative is not None:
-            counts["summaries"] = self.narrative.forget(accessor)
+            counts["summaries"] = self.narrative.forget(accessor, forgotten_as=forgotten_as)
         if self.short_term is not None:
             counts["turns"] = self.short_term.forget(accessor.user_id)
-        counts["facts"] = self.facts.forget(accessor)
+        counts["facts"] = self.facts.forget(accessor, forgotten_as=forgotten_as)
         return counts

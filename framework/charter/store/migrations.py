@@ -156,6 +156,20 @@ def transaction(
                 raw.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
 
 
+def checkpoint(engine: Engine) -> bool:
+    """SQLite: copy every frame of the WAL into the database file and truncate the WAL to zero
+    bytes (``PRAGMA wal_checkpoint(TRUNCATE)``), waiting up to the busy timeout for readers of
+    older frames. What was deleted (zeroed in the file by ``secure_delete``) then survives in
+    neither file. False when a reader kept the WAL from being truncated; True on other
+    databases, which have no such file."""
+    if engine.dialect.name != "sqlite":
+        return True
+    with engine.connect() as conn:
+        raw: Any = conn.connection.driver_connection
+        busy, _frames, _copied = raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+    return not busy
+
+
 _VERSIONS = sa.Table(
     SCHEMA_TABLE,
     sa.MetaData(),

@@ -97,15 +97,23 @@ def test_a_damaged_value_does_not_decrypt() -> None:
         ("not base64!", "not an encrypted memory value (bad base64)"),
         ("", "not an encrypted memory value (unknown format)"),
         (
-            base64.b64encode(b"\x02" + bytes(40)).decode(),
+            base64.b64encode(b"\x03" + bytes(40)).decode(),
             "not an encrypted memory value (unknown format)",
         ),
         (
             base64.b64encode(b"\x01" + bytes(20)).decode(),
             "not an encrypted memory value (unknown format)",
         ),
+        (
+            base64.b64encode(b"\x02" + bytes(28)).decode(),
+            "not an encrypted memory value (unknown format)",
+        ),
+        (
+            base64.b64encode(b"\x02" + bytes(40)).decode(),
+            "the value is sealed under a user data key and this cipher has none",
+        ),
     ],
-    ids=["bad-base64", "empty", "version-2", "too-short"],
+    ids=["bad-base64", "empty", "version-3", "too-short", "too-short-2", "user-key"],
 )
 def test_what_is_no_ciphertext_is_refused(token: str, message: str) -> None:
     with pytest.raises(DecryptionError) as info:

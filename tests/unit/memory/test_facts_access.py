@@ -270,7 +270,7 @@ def test_every_statement_names_the_accessors_user(
         if statement.startswith("INSERT"):
             assert "'u2'" not in statement, statement
             forget_row = "'forget'" in statement
-            assert ("'sha256:" in statement) == forget_row, statement
+            assert ("'forgotten'" in statement) == forget_row, statement
             assert ("'u1'" in statement) != forget_row, statement
         else:
             assert re.findall(r"user_id = '([^']*)'", statement) == ["u1"], statement

@@ -15,9 +15,9 @@ import pytest
 import sqlalchemy as sa
 
 from charter.compile.specs.memory import Lifecycle, MemoryPolicy
+from charter.memory.crypto import forgotten_id
 from charter.memory.embedders import HashEmbedder
 from charter.memory.facts import FactStore
-from charter.memory.facts.privacy import user_hash
 from charter.memory.facts.tables import MEMORY_AUDIT, MEMORY_FACT
 from charter.memory.ladder import LayeredMemory, Recollection
 from charter.memory.narrative import NarrativeStore
@@ -395,12 +395,13 @@ def test_forget_clears_every_store_and_leaves_only_hashed_forget_rows(
     stores.short_term.record("u2", "s1", "你好", "你好")
     stores.memory.recall(U1, "用户喜欢蓝色的鞋子", top_k=1)
 
-    assert stores.memory.forget(USER) == {"summaries": 3, "turns": 2, "facts": 2}
+    hashed = forgotten_id("u1", bytes(range(32)))
+    counts = stores.memory.forget(USER, forgotten_as=hashed)
+    assert counts == {"summaries": 3, "turns": 2, "facts": 2}
 
     assert stores.memory.recall(U1, "用户喜欢蓝色的鞋子", entity_refs=["A-2024-001"]).step == "none"
     assert stores.short_term.turns("u1", "s1") == []
     assert len(stores.short_term.turns("u2", "s1")) == 1
-    hashed = user_hash("u1")
     with stores.facts.engine.connect() as conn:
         audit = conn.execute(
             sa.select(MEMORY_AUDIT.c.user_id, MEMORY_AUDIT.c.actor, MEMORY_AUDIT.c.reason)

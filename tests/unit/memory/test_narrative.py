@@ -21,8 +21,8 @@ import pytest
 
 from charter.compile.specs.memory import MemoryPolicy
 from charter.contracts.registry import Registry
+from charter.memory.crypto import FORGOTTEN, forgotten_id
 from charter.memory.embedders import HashEmbedder
-from charter.memory.facts.privacy import user_hash
 from charter.memory.narrative import NarrativeStore
 from charter.memory.narrative.lifecycle import archive_cold, expire
 from charter.memory.pipeline import WritePipeline
@@ -784,14 +784,14 @@ def test_forget_leaves_no_byte_of_the_user_on_disk(
     assert found_in(path, needles) == set(needles)  # the scan sees them while they are there
     audit.clear()
 
-    assert store.forget(gone) == 3
+    hashed = forgotten_id("o'brien", bytes(range(32)))
+    assert store.forget(gone, forgotten_as=hashed) == 3
 
     assert found_in(path, needles) == set()
     assert store.list_summaries(Accessor("o'brien", "cli", role="admin"), history=True) == []
     assert store.search(gone, "奥布莱恩的合同第三条", min_score=-1.0) == []
     assert texts(store.search_keywords(kept, ["合同"])) == ["保留的合同"]
     assert texts(store.search(kept, "保留的合同")) == ["保留的合同"]
-    hashed = user_hash("o'brien")
     forget_row = {
         "at": T0,
         "actor": f"user:{hashed}",
@@ -830,7 +830,7 @@ def test_forget_of_a_user_with_nothing_stored_is_still_recorded(
     audit.clear()
     assert store.forget(Accessor("nobody", "app", role="admin")) == 0
     assert [(r["action"], r["user_id"], r["reason"]) for r in audit] == [
-        ("forget", user_hash("nobody"), "narrative: 0 summaries")
+        ("forget", FORGOTTEN, "narrative: 0 summaries")
     ]
     assert store.table.count_rows() == 1
 

@@ -34,6 +34,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from charter.compile.specs.memory import MemoryPolicy
+from charter.memory.crypto import FORGOTTEN
 from charter.memory.facts import lifecycle, privacy
 from charter.memory.facts import sql as S
 from charter.memory.facts.access import (
@@ -70,7 +71,7 @@ class FactStoreProtocol(Protocol):
     ) -> list[Fact]: ...
     def deprecate(self, accessor: Accessor, key: str) -> Fact | None: ...
     def export(self, accessor: Accessor) -> dict[str, Any]: ...
-    def forget(self, accessor: Accessor) -> int: ...
+    def forget(self, accessor: Accessor, *, forgotten_as: str = FORGOTTEN) -> int: ...
 
 
 def _outlived(row: Mapping[Any, Any], now: datetime) -> bool:
@@ -343,9 +344,10 @@ class FactStore(MigratedStore):
         trail, as JSON-ready data (``privacy.export``)."""
         return privacy.export(self._engine, accessor, self._now())
 
-    def forget(self, accessor: Accessor) -> int:
-        """Privileged: delete every fact and audit row of the user; return the facts deleted."""
-        return privacy.forget(self._engine, accessor, self._now())
+    def forget(self, accessor: Accessor, *, forgotten_as: str = FORGOTTEN) -> int:
+        """Privileged: delete every fact and audit row of the user; return the facts deleted.
+        The one audit row left names the user ``forgotten_as`` (``privacy.forget``)."""
+        return privacy.forget(self._engine, accessor, self._now(), forgotten_as)
 
     def audit_trail(self, accessor: Accessor) -> list[AuditEntry]:
         """Privileged: the user's audit rows, oldest first (this reading is audited too)."""

@@ -5,21 +5,24 @@ user like every other statement of the store, and audited.
 
 What ``forget`` leaves behind: nothing with the user's id. Every fact row and every audit row of
 the user is deleted in one transaction, and one audit row records that a forget happened, with
-``user_id`` set to ``sha256:<hex digest of the user id>`` instead of the id. The trail can then
-prove that user X was forgotten when asked about X (hash the id, look it up) without keeping X's
-id, memories or history; the reason holds only counts. The actor is kept unless it contains the
-user's id (an actor like ``user:<id>`` is hashed the same way).
+``user_id`` set to ``forgotten_as`` instead of the id: ``charter.memory.crypto.forgotten_id``,
+``hmac-sha256:<hex>`` keyed by a secret derived from the memory key (``forget_user`` passes it),
+or ``forgotten`` when there is no key. The trail can then prove that user X was forgotten to
+whoever holds the memory key (compute the HMAC of X, look it up) without keeping X's id,
+memories or history, and a guessed id cannot be confirmed without the key; the reason holds
+only counts. The actor is kept unless it contains the user's id (an actor like ``user:<id>``
+is replaced the same way).
 """
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Engine
 
+from charter.memory.crypto import FORGOTTEN
 from charter.memory.facts.access import audit_row, denied, privileged_refusal, require_user
 from charter.memory.facts.tables import IS_ACTIVE, AuditEntry, fact_from_row, iso
 from charter.memory.facts.tables import MEMORY_AUDIT as A
@@ -32,10 +35,6 @@ _UID: sa.BindParameter[str] = sa.bindparam("uid")
 _ALL_FACTS = sa.select(F).where(F.c.user_id == _UID).order_by(F.c.created_at, F.c.id)
 _ACTIVE_FACTS = sa.select(F).where(F.c.user_id == _UID, IS_ACTIVE).order_by(F.c.key, F.c.id)
 _TRAIL = sa.select(A).where(A.c.user_id == _UID).order_by(A.c.id)
-
-
-def user_hash(user_id: str) -> str:
-    return "sha256:" + hashlib.sha256(user_id.encode("utf-8")).hexdigest()
 
 
 def _check(engine: Engine, accessor: Accessor, what: str, now: datetime) -> None:
@@ -124,17 +123,16 @@ def export(engine: Engine, accessor: Accessor, now: datetime) -> dict[str, Any]:
     }
 
 
-def forget(engine: Engine, accessor: Accessor, now: datetime) -> int:
+def forget(engine: Engine, accessor: Accessor, now: datetime, forgotten_as: str = FORGOTTEN) -> int:
     """Delete every fact and audit row of the user; return the number of facts deleted."""
     _check(engine, accessor, "forget", now)
     uid = {"uid": accessor.user_id}
     with transaction(engine, write=True) as conn:
         facts = conn.execute(sa.delete(F).where(F.c.user_id == _UID), uid).rowcount
         audits = conn.execute(sa.delete(A).where(A.c.user_id == _UID), uid).rowcount
-        hashed = user_hash(accessor.user_id)
-        actor = accessor.actor.replace(accessor.user_id, hashed)
+        actor = accessor.actor.replace(accessor.user_id, forgotten_as)
         row = audit_row(accessor, "forget", now, None, f"{facts} facts, {audits} audit rows")
-        conn.execute(A.insert(), {**row, "user_id": hashed, "actor": actor})
+        conn.execute(A.insert(), {**row, "user_id": forgotten_as, "actor": actor})
     return int(facts)
 
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
+from charter.memory.crypto import FORGOTTEN
 from charter.memory.facts.access import audit_row
-from charter.memory.facts.privacy import user_hash
 from charter.memory.narrative.rows import TABLE, quote, to_summary
 from charter.memory.records import Accessor, Summary
 
@@ -63,8 +63,9 @@ class NarrativeAdmin:
         self._record([audit_row(accessor, "export", self._clock(), None, f"narrative: {len(out)}")])
         return out
 
-    def forget(self, accessor: Accessor) -> int:
-        """Delete every summary and vector of the user; return how many rows went.
+    def forget(self, accessor: Accessor, *, forgotten_as: str = FORGOTTEN) -> int:
+        """Delete every summary and vector of the user; return how many rows went. The audit
+        row of the forget names the user ``forgotten_as``, as the fact store's does.
 
         A LanceDB delete only marks rows deleted: the data files, the indexes, older versions
         and the delete's own transaction record (which would hold the user id) keep them. So
@@ -83,10 +84,9 @@ class NarrativeAdmin:
             self.table = self._db.create_table(TABLE, keep, mode="overwrite")
             self._indexed = False
             self.purge()
-        hashed = user_hash(accessor.user_id)  # as the fact store's forget: no user id stays
         row = audit_row(accessor, "forget", self._clock(), None, f"narrative: {gone} summaries")
-        actor = accessor.actor.replace(accessor.user_id, hashed)
-        self._record([{**row, "user_id": hashed, "actor": actor}])
+        actor = accessor.actor.replace(accessor.user_id, forgotten_as)  # no user id stays
+        self._record([{**row, "user_id": forgotten_as, "actor": actor}])
         return gone
 
     # ---- maintenance ---------------------------------------------------------------------

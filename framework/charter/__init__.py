@@ -31,7 +31,7 @@ from charter.contracts.rules import (
     RepairArg,
     RepairInput,
 )
-from charter.contracts.skills import Skill
+from charter.contracts.skills import Refused, Skill, SkillContext
 from charter.contracts.storage import StoreFactory
 from charter.diagnostics import Diagnostic, DiagnosticError, Location, Severity
 from charter.plugins.hookspecs import hookimpl
@@ -111,6 +111,7 @@ __all__ = [
     "Reflection",
     "ReflectionAlert",
     "ReflectionLog",
+    "Refused",
     "Registry",
     "Repair",
     "RepairArg",
@@ -118,6 +119,7 @@ __all__ = [
     "Reply",
     "Severity",
     "Skill",
+    "SkillContext",
     "StoreFactory",
     "__version__",
     "compile_path",

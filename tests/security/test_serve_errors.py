@@ -133,7 +133,8 @@ CASES: dict[str, tuple[Callable[[Service], Any], int, str, str]] = {
         ),
         422,
         "invalid_request",
-        "text: must not contain NUL characters",
+        "text: must not contain control characters other than newline and tab"
+        " (U+0000 at character 2)",
     ),
     "an unpaired surrogate in the text": (
         lambda svc: post_raw(svc, b'{"user_id": "u", "session_id": "s", "text": "a\\ud800"}'),
@@ -151,13 +152,13 @@ CASES: dict[str, tuple[Callable[[Service], Any], int, str, str]] = {
         after_a_turn(f"/v1/users/{USER}/goals?session_id=a%00b"),
         422,
         "invalid_request",
-        "session_id: must not contain control characters",
+        "session_id: must not contain control characters (U+0000 at character 2)",
     ),
     "NUL in session_id of traces": (
         after_a_turn("/v1/traces?session_id=%00"),
         422,
         "invalid_request",
-        "session_id: must not contain control characters",
+        "session_id: must not contain control characters (U+0000 at character 1)",
     ),
     "a UTF-16 body with its BOM": (
         lambda svc: post_raw(svc, json.dumps(turn_body()).encode("utf-16")),

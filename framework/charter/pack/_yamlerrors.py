@@ -32,7 +32,10 @@ def tab_diagnostics(src: _Source) -> list[Diagnostic]:
 
 # Hints for PyYAML's messages, searched in "problem | context"; {at} is the context mark.
 _HINTS = [
-    (r"unexpected .*quoted scalar", "the quoted string that starts at {at} is never closed"),
+    (
+        r"unexpected .*quoted scalar",
+        "the quoted string that starts here is never closed: the file ends inside it",
+    ),
     (r"unknown escape", "inside double quotes write a backslash as \\\\, or use single quotes"),
     (
         r"^mapping values are not",
@@ -80,7 +83,7 @@ def syntax_error(exc: yaml.YAMLError, src: _Source) -> Diagnostic:
         hint = template.format(*match.groups(), at=at) if match else ""
         if problem == "could not find expected ':'" and cmark:
             where = src.loc(cmark.index)  # the line with the key, not the line after it
-        if context.startswith("while scanning a quoted scalar") and cmark:
+        if "quoted scalar" in context and "end of stream" in problem and cmark:
             where = src.loc(cmark.index)  # the quote never closed, not the end of the file
         if problem.startswith("expected <block end>, but found '<scalar>'") and mark:
             hint = _text_after_value(src, mark.index) or hint

@@ -63,8 +63,8 @@ PROBLEMS: dict[str, tuple[str, list[tuple[str, str, int, int]], str]] = {
     ),
     "unclosed quote": (
         'a: "foo\nb: 2\n',
-        [("CH001", "found unexpected end of stream while scanning a quoted scalar", 3, 1)],
-        "the quoted string that starts at line 1, column 4 is never closed",
+        [("CH001", "found unexpected end of stream while scanning a quoted scalar", 1, 4)],
+        "the quoted string that starts here is never closed: the file ends inside it",
     ),
     "bad indentation": (
         "a:\n  b: 1\n c: 2\n",

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from charter.compile.specs.memory import MemoryPolicy
+from charter.memory import narrative
 from charter.memory.embedders import HashEmbedder
 from charter.memory.narrative import NarrativeStore, compaction
 from charter.memory.narrative.upkeep import Upkeep, UpkeepSettings
@@ -347,3 +348,22 @@ def test_a_failed_pass_is_logged_and_tried_again(caplog: pytest.LogCaptureFixtur
         "compacting the narrative store failed",
     ]
     assert upkeep.passes == {"compactions": 0, "flushes": 0}
+
+
+def test_a_store_sees_what_another_process_wrote(
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(narrative, "READ_CONSISTENCY_S", 0.0)  # every read checks
+    stores = [
+        NarrativeStore(tmp_path / "narrative", HashEmbedder(), MemoryPolicy(), clock=clock)
+        for _ in range(2)
+    ]
+    try:
+        assert stores[1].search_keywords(ME, ["订单"]) == []
+        add_each(stores[0], TEXTS[:3])
+        stores[0].compact()
+        got = stores[1].search_keywords(ME, ["订单"], limit=20)
+        assert sorted(h.summary.text for h in got) == sorted(TEXTS[:3])
+    finally:
+        for store in stores:
+            store.close()

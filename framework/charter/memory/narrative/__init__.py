@@ -34,7 +34,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +63,10 @@ POOL = 512
 # the most rows of one user (after the prefilter) a search ranks: far above the hundreds to
 # few thousands a user has; beyond it the newest rows of the scan order are not seen
 CANDIDATES = 100_000
+# a read moves to the newest version of the table when its own is older than this: another
+# process's summaries are seen, and no read stays on a version whose files a compaction
+# (which keeps 10 minutes of versions) may have dropped
+READ_CONSISTENCY_S = 5.0
 # how long close waits for an upkeep pass in progress (a compaction) before its last flush
 CLOSE_WAIT_S = 5.0
 AuditSink = Callable[[list[dict[str, Any]]], None]
@@ -113,7 +117,9 @@ class NarrativeStore(NarrativeAdmin):
         clock: Clock = utcnow,
         upkeep: UpkeepSettings | None = None,
     ) -> None:
-        self._db = lancedb_module().connect(str(path))
+        self._db = lancedb_module().connect(
+            str(path), read_consistency_interval=timedelta(seconds=READ_CONSISTENCY_S)
+        )
         self.path = Path(path)
         self._embedder = embedder
         self.policy = policy

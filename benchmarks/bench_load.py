@@ -17,6 +17,11 @@ with them, so each phase with the long turn is compared with the mean of the pla
 before and after it. A figure is the median over the phases.
 
     python benchmarks/bench_load.py [--quick] [--check] [--json FILE] [--users N] [--rounds N]
+
+``--soak`` runs the soak instead (``load_soak``: 30 users, 5,000 turns on one database,
+throughput and p50 / p99 per window of 500 turns, the exit time after SIGTERM):
+
+    python benchmarks/bench_load.py --soak [--quick] [--turns N] [--users N] [--window N]
 """
 
 from __future__ import annotations
@@ -41,10 +46,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import load_soak
+
 ROOT = Path(__file__).resolve().parents[1]
 KEY = base64.b64encode(bytes(range(32))).decode()
 TOKEN = "bench-token-0123456789"
 USERS = 60
+SOAK_USERS = 30
 TARGET_RATIO = 1.2
 LONG_TURN = "😀" * 4000  # serve's MAX_TEXT
 CONVERSATION = ("帮我查一下订单", "订单号DD2024050100{n:02d}", "快递到哪了？")
@@ -62,8 +70,12 @@ def _charter() -> str:
 
 
 @contextmanager
-def serve(tmp: Path) -> Iterator[str]:
-    """``charter serve`` in ``tmp``; yields its URL."""
+def serve(
+    tmp: Path, stopped: dict[str, float | None] | None = None, stop_wait_s: float = 60
+) -> Iterator[str]:
+    """``charter serve`` in ``tmp``; yields its URL. At the end it is sent SIGTERM and given
+    ``stop_wait_s`` to exit (then killed); ``stopped["exit_s"]`` is the time it took (None
+    when killed)."""
     port = _free_port()
     (tmp / "charter.toml").write_text(
         f"""\
@@ -111,16 +123,22 @@ token_env = "TOKEN_ACME"
         yield url
     finally:
         proc.terminate()
+        sent = time.perf_counter()
+        exit_s: float | None = None
         try:
-            proc.wait(timeout=60)
+            proc.wait(timeout=stop_wait_s)
+            exit_s = time.perf_counter() - sent
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
             tail = "\n".join(log.read_text(errors="replace").splitlines()[-15:])
             print(
-                f"charter serve did not stop within 60 s of SIGTERM; killed:\n{tail}",
+                f"charter serve did not stop within {stop_wait_s:.0f} s of SIGTERM; killed:\n"
+                f"{tail}",
                 file=sys.stderr,
             )
+        if stopped is not None:
+            stopped["exit_s"] = exit_s
 
 
 def turn(url: str, user_id: str, text: str) -> float:
@@ -227,6 +245,16 @@ def report(figures: dict[str, Any]) -> str:
     )
 
 
+def soak(users: int, turns: int, window: int) -> dict[str, Any]:
+    """The soak mode (``load_soak``): one server, one database, ``turns`` turns."""
+    stopped: dict[str, float | None] = {}
+    with tempfile.TemporaryDirectory(prefix="charter-bench-soak-") as tmp:
+        with serve(Path(tmp), stopped, stop_wait_s=600) as url:
+            started, done = load_soak.run(url, turn, users, turns)
+        cut = load_soak.windows(started, done, window, percentile)
+    return load_soak.figures(users, turns, window, cut, stopped.get("exit_s"))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="8 users, one round")
@@ -234,7 +262,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     parser.add_argument("--users", type=int, default=USERS)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--soak",
+        action="store_true",
+        help="one database, --turns turns by --users users, throughput and p99 per --window "
+        "turns; exit 1 when the last window is over 20 %% slower than the first",
+    )
+    parser.add_argument("--turns", type=int, default=5000, help="the soak's turns")
+    parser.add_argument("--window", type=int, default=500, help="turns per soak window")
     args = parser.parse_args(argv)
+    if args.soak:
+        # --quick: 4 users, 60 turns in windows of 20 — checks that it runs
+        users = 4 if args.quick else (args.users if args.users != USERS else SOAK_USERS)
+        turns, window = (60, 20) if args.quick else (args.turns, args.window)
+        result = soak(users, turns, window)
+        print(load_soak.report(result))
+        if args.json:
+            args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+        return 0 if load_soak.ok(result) else 1
     users, rounds = (8, 1) if args.quick else (args.users, args.rounds)
     figures = measure(users, rounds)
     print(report(figures))

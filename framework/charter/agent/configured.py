@@ -17,8 +17,10 @@ from typing import Any
 from charter.agent.loop import Agent
 from charter.agent.parts import AgentOptions
 from charter.config import Config
+from charter.config.specs import every_seconds
 from charter.contracts.models import LLM
 from charter.contracts.registry import Registry
+from charter.memory.narrative.upkeep import UpkeepSettings
 from charter.memory.shared import SharedSettings
 from charter.store.clock import Clock, utcnow
 
@@ -51,8 +53,10 @@ def make_llm(config: Config, registry: Registry, extra: Mapping[str, Any] | None
 
 def agent_options(config: Config) -> AgentOptions:
     """The ``AgentOptions`` of ``[agent]``, ``[model]`` and ``[memory]``: retries, generation,
-    tracing, self-reflection, the composition mode (empty: each pack's own) and the shared
-    pool (``shared_url`` empty: none)."""
+    tracing, self-reflection, the composition mode (empty: each pack's own), the shared
+    pool (``shared_url`` empty: none) and the narrative store's compaction and batched uses."""
+    # the check refuses 'off' for this bound; a Config built in code may still hold it
+    flush_after = every_seconds(config.memory.usage_flush_after)
     return AgentOptions(
         max_retries=config.agent.max_retries,
         max_tokens=config.model.max_tokens,
@@ -62,6 +66,13 @@ def agent_options(config: Config) -> AgentOptions:
         mode=config.agent.mode or None,
         shared=SharedSettings.from_config(
             config.memory.shared_url, config.memory.shared_namespace, config.memory.shared_keys
+        ),
+        upkeep=UpkeepSettings(
+            compact_every=config.memory.compact_every,
+            usage_batch=config.memory.usage_batch,
+            usage_flush_after_s=UpkeepSettings.usage_flush_after_s
+            if flush_after is None
+            else flush_after,
         ),
     )
 

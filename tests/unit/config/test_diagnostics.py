@@ -114,6 +114,28 @@ FILE_CASES = [
         "",
     ),
     (
+        "[memory]\ncompact_every = -1\n",
+        "charter.toml:2:1: CH403 memory.compact_every must be at least 0, not -1",
+        "",
+    ),
+    (
+        "[memory]\nusage_batch = 0\n",
+        "charter.toml:2:1: CH403 memory.usage_batch must be at least 1, not 0",
+        "",
+    ),
+    (
+        "[memory]\nusage_flush_after = 'off'\n",
+        "charter.toml:2:1: CH403 memory.usage_flush_after must be an interval such as '1h' or "
+        "'15m', not 'off'",
+        "a whole number and s, m, h or d",
+    ),
+    (
+        "[serve]\nmaintain_every = 'hourly'\n",
+        "charter.toml:2:1: CH403 serve.maintain_every must be an interval such as '1h' or "
+        "'15m', or 'off', not 'hourly'",
+        "a whole number and s, m, h or d",
+    ),
+    (
         "[agent]\nmode = 'fast'\n",
         "charter.toml:2:1: CH403 agent.mode must be one of strict, assisted, rephrase, not 'fast'",
         "leave it empty for each pack's own mode",

@@ -30,6 +30,9 @@ embedder = "hashing"
 shared_url = "sqlite:///shared.db"
 shared_namespace = "acme"
 shared_keys = "coupon, price-query.product"
+compact_every = 0
+usage_batch = 50
+usage_flush_after = "2m"
 [model]
 backend = "openai"
 path = "m.gguf"
@@ -87,6 +90,9 @@ def test_every_setting_from_charter_toml(load: Load) -> None:
         "sqlite:///shared.db",
         "acme",
         "coupon, price-query.product",
+        0,
+        50,
+        "2m",
     )
     assert config.model == ModelConfig(
         "openai", "m.gguf", "http://127.0.0.1:8080/v1", "MY_API_KEY", 128, 1.0, 4096
@@ -113,13 +119,14 @@ def test_every_setting_from_charter_toml(load: Load) -> None:
     [
         ("database.url", "charter.toml:2"),
         ("memory.shared_keys", "charter.toml:9"),
-        ("model.n_ctx", "charter.toml:17"),
-        ("serve.port", "charter.toml:25"),
-        ("serve.maintain_every", "charter.toml:28"),
-        ("serve.tenants[1].name", "charter.toml:33"),
+        ("memory.usage_flush_after", "charter.toml:12"),
+        ("model.n_ctx", "charter.toml:20"),
+        ("serve.port", "charter.toml:28"),
+        ("serve.maintain_every", "charter.toml:31"),
+        ("serve.tenants[1].name", "charter.toml:36"),
         ("serve.tenants[0].token", "env TOKEN_ACME"),
-        ("plugins.allow", "charter.toml:36"),
-        ("plugins.errors", "charter.toml:37"),
+        ("plugins.allow", "charter.toml:39"),
+        ("plugins.errors", "charter.toml:40"),
         ("plugins.autoload", "default"),
     ],
 )

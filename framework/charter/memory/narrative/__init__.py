@@ -20,8 +20,10 @@ below the floor included.
 
 What is stored comes from ``WritePipeline.prepare_summary``: personal data already scrubbed,
 so neither the text, nor its vector, nor the full-text index holds a raw ID or phone number.
-Uses (access count, last use) are collected in memory and written by ``flush_usage`` (called
-by ``optimize`` and ``close``): a recall does not rewrite the table.
+Uses (access count, last use) are collected in memory and written by ``flush_usage``: a recall
+does not rewrite the table. Given ``UpkeepSettings`` the store writes them in bounded batches
+and compacts itself after every ``compact_every`` writes, on a thread of its own (``upkeep``);
+without, only ``optimize`` (the lifecycle pass) and ``close`` do.
 
 ``forget`` deletes the user's rows, compacts the files and drops every older version of the
 table, so no byte of the user's summaries or vectors stays on disk.
@@ -32,7 +34,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,7 @@ import numpy as np
 from charter.compile.specs.memory import MemoryPolicy
 from charter.contracts.models import Embedder
 from charter.memory.facts.access import audit_row, privileged_refusal, require_user
-from charter.memory.narrative import recall, usage
+from charter.memory.narrative import compaction, recall, usage
 from charter.memory.narrative.admin import NarrativeAdmin
 from charter.memory.narrative.recall import Hit
 from charter.memory.narrative.rows import (
@@ -51,6 +53,7 @@ from charter.memory.narrative.rows import (
     quote,
     to_summary,
 )
+from charter.memory.narrative.upkeep import Upkeep, UpkeepSettings
 from charter.memory.records import Accessor, PreparedSummary, Summary
 from charter.store.clock import Clock, utcnow
 
@@ -60,6 +63,12 @@ POOL = 512
 # the most rows of one user (after the prefilter) a search ranks: far above the hundreds to
 # few thousands a user has; beyond it the newest rows of the scan order are not seen
 CANDIDATES = 100_000
+# a read moves to the newest version of the table when its own is older than this: another
+# process's summaries are seen, and no read stays on a version whose files a compaction
+# (which keeps 10 minutes of versions) may have dropped
+READ_CONSISTENCY_S = 5.0
+# how long close waits for an upkeep pass in progress (a compaction) before its last flush
+CLOSE_WAIT_S = 5.0
 AuditSink = Callable[[list[dict[str, Any]]], None]
 
 
@@ -106,16 +115,23 @@ class NarrativeStore(NarrativeAdmin):
         *,
         audit: AuditSink | None = None,
         clock: Clock = utcnow,
+        upkeep: UpkeepSettings | None = None,
     ) -> None:
-        self._db = lancedb_module().connect(str(path))
+        self._db = lancedb_module().connect(
+            str(path), read_consistency_interval=timedelta(seconds=READ_CONSISTENCY_S)
+        )
         self.path = Path(path)
         self._embedder = embedder
         self.policy = policy
         self._audit = audit
         self._clock = clock
-        self._usage: dict[str, tuple[str, int, float]] = {}  # id -> (user, uses, last)
+        self._usage = usage.Buffer()
         self._indexed = False
         self._index_lock = threading.Lock()
+        self._flushing = threading.RLock()  # a flush and forget's rewrite never interleave
+        self.writes_since_compaction = 0  # appends and batches of uses, this process's
+        self._compaction = compaction.lock_for(str(path))
+        self.upkeep = Upkeep(self, upkeep) if upkeep is not None else None
         if TABLE in self._db.list_tables().tables:
             self.table = self._db.open_table(TABLE)
         else:
@@ -189,6 +205,7 @@ class NarrativeStore(NarrativeAdmin):
         rows = [self._row(s, v, now) for s, v in zip(summaries, vectors, strict=True)]
         self.table.add(rows)
         self.ensure_indexes()  # rows added later are searched too, unindexed until optimize
+        self._wrote()
         self._record([audit_row(accessor, "write", now, r["id"], "narrative") for r in rows])
         return [to_summary(r) for r in rows]
 
@@ -322,6 +339,7 @@ class NarrativeStore(NarrativeAdmin):
     ) -> list[Hit]:
         cap = self.policy.top_k if limit is None else limit
         hits: list[Hit] = []
+        used: list[tuple[str, str]] = []
         audit: list[dict[str, Any]] = []
         for hit in ranked:
             if len(hits) == cap:
@@ -333,18 +351,15 @@ class NarrativeStore(NarrativeAdmin):
                 continue
             hits.append(hit)
             audit.append(audit_row(accessor, "read", now, s.id, "narrative"))
-            _, uses, _ = self._usage.get(s.id, (s.user_id, 0, 0.0))
-            self._usage[s.id] = (s.user_id, uses + 1, epoch(now))
+            used.append((s.id, s.user_id))
         if not hits:
             audit.append(audit_row(accessor, "read", now, None, "narrative: nothing matched"))
         self._record(audit)
+        if used:
+            self._usage.record(used, epoch(now))
+            if self.upkeep is not None:
+                self.upkeep.nudge()
         return hits
-
-    def flush_usage(self) -> int:
-        """Write the collected uses (access count, last use) in a few batched commits
-        (``usage.flush``); return how many rows changed."""
-        pending, self._usage = self._usage, {}
-        return usage.flush(self.table, pending)
 
     def _rows(self, where: str, columns: Sequence[str] = COLUMNS) -> list[dict[str, Any]]:
         """Rows matching a filter (for this package's lifecycle jobs, which build ``where``
@@ -358,4 +373,8 @@ class NarrativeStore(NarrativeAdmin):
         return found
 
     def close(self) -> None:
+        """Stop the upkeep thread (a pass in progress may finish, within ``CLOSE_WAIT_S``) and
+        write the uses still collected: one batch."""
+        if self.upkeep is not None:
+            self.upkeep.stop(CLOSE_WAIT_S)
         self.flush_usage()

@@ -1,6 +1,6 @@
 """The narrative store's privacy and maintenance: listing, export, forget (every byte of the
-user gone), index creation, compaction. A mixin of ``NarrativeStore``, kept apart so the store
-reads as what a turn does with it."""
+user gone), index creation, compaction (under the directory's lock: ``compaction``). A mixin of
+``NarrativeStore``, kept apart so the store reads as what a turn does with it."""
 
 from __future__ import annotations
 
@@ -12,7 +12,10 @@ from typing import Any
 
 from charter.memory.crypto import FORGOTTEN
 from charter.memory.facts.access import audit_row
+from charter.memory.narrative import compaction, usage
 from charter.memory.narrative.rows import TABLE, quote, to_summary
+from charter.memory.narrative.upkeep import Upkeep
+from charter.memory.narrative.usage import Buffer
 from charter.memory.records import Accessor, Summary
 
 
@@ -20,14 +23,17 @@ class NarrativeAdmin:
     # provided by NarrativeStore
     table: Any
     _db: Any
-    _usage: dict[str, tuple[str, int, float]]
+    _usage: Buffer
+    _compaction: Any
+    writes_since_compaction: int
     _indexed: bool
     _index_lock: threading.Lock
+    _flushing: threading.RLock
+    upkeep: Upkeep | None
     _clock: Callable[[], datetime]
     _privileged: Callable[[Accessor, str], None]
     _record: Callable[[list[dict[str, Any]]], None]
     _rows: Callable[..., list[dict[str, Any]]]
-    flush_usage: Callable[[], int]
 
     # ---- privacy -------------------------------------------------------------------------
 
@@ -76,14 +82,16 @@ class NarrativeAdmin:
         self._privileged(accessor, "forget")
         where = f"user_id = {quote(accessor.user_id)}"
         gone = int(self.table.count_rows(where))
-        self._usage = {k: v for k, v in self._usage.items() if v[0] != accessor.user_id}
+        self._usage.drop_user(accessor.user_id)
         if gone:
-            self.flush_usage()
-            data = self.table.to_arrow()
-            keep = data.filter(pc.not_equal(data["user_id"], accessor.user_id))
-            self.table = self._db.create_table(TABLE, keep, mode="overwrite")
-            self._indexed = False
-            self.purge()
+            # no compaction in between: its commit would bring the user's rows back
+            with compaction.holding(self._compaction, wait=True), self._flushing:
+                self.flush_usage()
+                data = self.table.to_arrow()
+                keep = data.filter(pc.not_equal(data["user_id"], accessor.user_id))
+                self.table = self._db.create_table(TABLE, keep, mode="overwrite")
+                self._indexed = False
+                self._purge()
         row = audit_row(accessor, "forget", self._clock(), None, f"narrative: {gone} summaries")
         actor = accessor.actor.replace(accessor.user_id, forgotten_as)  # no user id stays
         self._record([{**row, "user_id": forgotten_as, "actor": actor}])
@@ -91,17 +99,60 @@ class NarrativeAdmin:
 
     # ---- maintenance ---------------------------------------------------------------------
 
+    def flush_usage(self) -> int:
+        """Write the collected uses (access count, last use) in a few batched commits
+        (``usage.flush``); return how many rows changed. Uses it could not write stay
+        collected, for the next flush."""
+        with self._flushing:
+            pending = self._usage.take()
+            if not pending:
+                return 0
+            written: set[str] = set()
+            try:
+                changed = usage.flush(self.table, pending, written)
+            except BaseException:
+                self._usage.give_back({k: v for k, v in pending.items() if k not in written})
+                raise
+        self._wrote()
+        return changed
+
+    def usage_pending(self) -> tuple[int, float | None]:
+        """(summaries with uses not yet written, ``time.monotonic()`` of the oldest use)."""
+        return self._usage.pending()
+
+    def _wrote(self) -> None:
+        self.writes_since_compaction += 1
+        if self.upkeep is not None:
+            self.upkeep.nudge()
+
     def optimize(self) -> None:
-        """Write pending uses, create the indexes when missing, compact small appends and fold
-        new rows into the indexes. Run it from the lifecycle job, not per turn."""
+        """Write pending uses, then ``compact``, waiting for a compaction of another process
+        to end first. The lifecycle pass runs it."""
         self.flush_usage()
-        self.ensure_indexes()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.table.optimize(cleanup_older_than=timedelta(minutes=10))
+        self.compact(wait=True)
+
+    def compact(self, *, wait: bool = True) -> bool:
+        """Create the indexes when missing, compact small appends, fold new rows into the
+        indexes and drop the versions older than 10 minutes (a reader of another process
+        may still be on one), under the directory's compaction lock. False, having done
+        nothing, when ``wait`` is False and another process or thread holds the lock."""
+        with compaction.holding(self._compaction, wait) as held:
+            if not held:
+                return False
+            writes = self.writes_since_compaction
+            self.ensure_indexes()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self.table.optimize(cleanup_older_than=timedelta(minutes=10))
+            self.writes_since_compaction -= writes  # those made meanwhile count for the next
+        return True
 
     def purge(self) -> None:
         """Compact and keep only the newest version: deleted rows leave the disk."""
+        with compaction.holding(self._compaction, wait=True):
+            self._purge()
+
+    def _purge(self) -> None:
         self.ensure_indexes()
         with warnings.catch_warnings():  # dropping old versions: the point of forget
             warnings.simplefilter("ignore")

@@ -10,12 +10,17 @@ conditional: a row is written only when its count is still the one read plus the
 (``target.access_count + n = source.access_count``). A row another process changed between
 the read and the merge is left alone by the merge and gets the atomic per-row increment
 instead, so its use is not lost.
+
+The uses wait in a ``Buffer``, shared by the turns that record them and the thread that writes
+them (``upkeep``); a write that fails gives back the uses it had not written.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from charter.memory.narrative.rows import quote
@@ -24,6 +29,50 @@ from charter.memory.narrative.rows import quote
 CHUNK = 1000
 # id -> (user, uses, last use as epoch seconds)
 Pending = Mapping[str, tuple[str, int, float]]
+
+
+class Buffer:
+    """The uses recorded and not yet written, with the time the oldest was recorded."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[str, int, float]] = {}
+        self._since: float | None = None  # time.monotonic() of the oldest pending use
+
+    def record(self, used: Iterable[tuple[str, str]], at: float) -> None:
+        """One use of each ``(summary id, user)`` at ``at`` (epoch seconds)."""
+        with self._lock:
+            for fid, user in used:
+                _, uses, _ = self._pending.get(fid, (user, 0, 0.0))
+                self._pending[fid] = (user, uses + 1, at)
+            if self._pending and self._since is None:
+                self._since = time.monotonic()
+
+    def pending(self) -> tuple[int, float | None]:
+        """(summaries with uses pending, when the oldest was recorded)."""
+        with self._lock:
+            return len(self._pending), self._since
+
+    def take(self) -> dict[str, tuple[str, int, float]]:
+        """Every pending use, the buffer emptied."""
+        with self._lock:
+            taken, self._pending, self._since = self._pending, {}, None
+            return taken
+
+    def give_back(self, pending: Pending) -> None:
+        """Uses taken and not written, added to those recorded meanwhile."""
+        with self._lock:
+            for fid, (user, uses, last) in pending.items():
+                _, now_uses, now_last = self._pending.get(fid, (user, 0, 0.0))
+                self._pending[fid] = (user, uses + now_uses, max(last, now_last))
+            if self._pending and self._since is None:
+                self._since = time.monotonic()
+
+    def drop_user(self, user_id: str) -> None:
+        with self._lock:
+            self._pending = {k: v for k, v in self._pending.items() if v[0] != user_id}
+            if not self._pending:
+                self._since = None
 
 
 def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
@@ -45,14 +94,18 @@ def _read(table: Any, ids: Sequence[str], columns: Sequence[str]) -> dict[str, d
     return found
 
 
-def flush(table: Any, pending: Pending) -> int:
-    """Write ``pending`` uses; return how many rows changed (rows gone since are skipped)."""
+def flush(table: Any, pending: Pending, written: set[str] | None = None) -> int:
+    """Write ``pending`` uses; return how many rows changed (rows gone since are skipped).
+    ``written`` receives the ids whose uses are written (or whose row is gone) as they are:
+    what a failure midway has not written is ``pending`` less ``written``."""
     if not pending:
         return 0
+    done: set[str] = set() if written is None else written
     import pyarrow as pa
 
     seen = _read(table, list(pending), ["access_count"])
     live = {i: p for i, p in pending.items() if i in seen and seen[i]["user_id"] == p[0]}
+    done.update(i for i in pending if i not in live)
     by_uses: dict[int, list[str]] = defaultdict(list)
     for fid, (_, uses, _) in live.items():
         by_uses[uses].append(fid)
@@ -69,21 +122,27 @@ def flush(table: Any, pending: Pending) -> int:
                     "last_used_at": pa.array([live[i][2] for i in chunk], pa.float64()),
                 }
             )
-            done = (
+            merged = (
                 table.merge_insert(["id", "user_id"])
                 .when_matched_update_all(
                     where=f"target.access_count + {uses} = source.access_count"
                 )
                 .execute(batch)
             )
-            changed += done.num_updated_rows
-            if done.num_updated_rows < len(chunk):
-                changed += _increment_the_rest(table, chunk, live, seen, uses)
+            changed += merged.num_updated_rows
+            if merged.num_updated_rows < len(chunk):
+                changed += _increment_the_rest(table, chunk, live, seen, uses, done)
+            done.update(chunk)
     return changed
 
 
 def _increment_the_rest(
-    table: Any, ids: Sequence[str], live: Pending, seen: Mapping[str, Any], uses: int
+    table: Any,
+    ids: Sequence[str],
+    live: Pending,
+    seen: Mapping[str, Any],
+    uses: int,
+    done: set[str],
 ) -> int:
     """Rows the conditional merge left alone (another process wrote their count after it was
     read): the merged rows show exactly the count and last use written; the others get the
@@ -92,15 +151,15 @@ def _increment_the_rest(
     rest = 0
     for fid in ids:
         row = now.get(fid)
-        if row is None:  # forgotten meanwhile
-            continue
         wrote = int(seen[fid]["access_count"] or 0) + uses
-        if row["access_count"] == wrote and row["last_used_at"] == live[fid][2]:
+        if row is None or (row["access_count"] == wrote and row["last_used_at"] == live[fid][2]):
+            done.add(fid)  # forgotten meanwhile, or written by the merge
             continue
         uid, _, last = live[fid]
         table.update(
             where=f"id = {quote(fid)} AND user_id = {quote(uid)}",
             values_sql={"access_count": f"access_count + {uses}", "last_used_at": repr(last)},
         )
+        done.add(fid)
         rest += 1
     return rest

@@ -9,7 +9,6 @@ plugin's bundled pack must do the same through the Python API (installing it for
 from __future__ import annotations
 
 import importlib
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -31,6 +30,7 @@ from charter.contracts.skills import Skill
 from charter.plugins.host import registry_from
 from charter.reflect.engine import Engine
 from charter.reflect.testing import Coverage, run_pack
+from tests.support.tools import dev_tool
 
 _v = Version(__version__)
 SPEC = f">={_v.major}.{_v.minor}"
@@ -346,16 +346,6 @@ def test_the_bundled_pack_needs_the_plugin_installed(scaffolded_plugin: ModuleTy
     assert diagnostics[0].message == "required plugin 'charter-acme-insurance' is not installed"
 
 
-def _tool(name: str) -> str:
-    found = Path(sys.executable).with_name(name)
-    if found.is_file():
-        return str(found)
-    on_path = shutil.which(name)
-    if on_path is None:
-        pytest.skip(f"{name} is not installed (pip install -e '.[dev]')")
-    return on_path
-
-
 @pytest.mark.slow  # runs ruff and mypy on the scaffold (about 12 s)
 @pytest.mark.parametrize("name", ["acme", "abcdefghij-klmnopqrst-uvwxyz-123"])
 def test_the_scaffolded_python_is_ruff_and_mypy_clean(cli: Cli, name: str) -> None:
@@ -367,9 +357,9 @@ def test_the_scaffolded_python_is_ruff_and_mypy_clean(cli: Cli, name: str) -> No
         compile(source.read_text(encoding="utf-8"), str(source), "exec")
     # each tool reads the scaffold's own pyproject.toml: what the plugin's author will run
     commands = [
-        [_tool("ruff"), "check", "--no-cache", "."],
-        [_tool("ruff"), "format", "--check", "--no-cache", "."],
-        [_tool("mypy"), "."],
+        [dev_tool("ruff"), "check", "--no-cache", "."],
+        [dev_tool("ruff"), "format", "--check", "--no-cache", "."],
+        [dev_tool("mypy"), "."],
     ]
     for command in commands:
         proc = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)

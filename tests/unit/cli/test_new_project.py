@@ -28,6 +28,7 @@ import pytest
 from charter.scaffold import pack_scaffold, write
 from tests.support.cli import Run, RunCharter
 from tests.support.installed import Site
+from tests.support.tools import dev_tool
 
 FILES = [
     "README.md",
@@ -210,16 +211,6 @@ def test_force_over_the_project_is_not_a_second_pack(
 # ---- the Python as its author checks it ---------------------------------------------------------
 
 
-def _tool(name: str) -> str:
-    found = Path(sys.executable).with_name(name)
-    if found.is_file():
-        return str(found)
-    on_path = shutil.which(name)
-    if on_path is None:
-        pytest.skip(f"{name} is not installed (pip install -e '.[dev]')")
-    return on_path
-
-
 @pytest.mark.slow  # runs ruff and mypy on the project (about 10 s)
 @pytest.mark.parametrize("name", ["telecom", "abcdefghij-klmnopqrst-uvwxyz-123"])
 def test_the_project_python_is_ruff_and_mypy_clean(
@@ -230,9 +221,9 @@ def test_the_project_python_is_ruff_and_mypy_clean(
     assert len(sorted(root.rglob("*.py"))) == 3
     # each tool reads the project's own pyproject.toml: what the pack's author will run
     for command in (
-        [_tool("ruff"), "check", "--no-cache", "."],
-        [_tool("ruff"), "format", "--check", "--no-cache", "."],
-        [_tool("mypy"), "."],
+        [dev_tool("ruff"), "check", "--no-cache", "."],
+        [dev_tool("ruff"), "format", "--check", "--no-cache", "."],
+        [dev_tool("mypy"), "."],
     ):
         proc = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
         assert proc.returncode == 0, proc.stdout + proc.stderr
